@@ -1,0 +1,130 @@
+# Makefile - builds prof, libprof.a, the tests and the fuzzer.  Hand-written;
+# ./configure (run by make itself when needed) only writes config.mk and
+# config.h.  `make SANITIZE=1 ...` builds everything with ASan+UBSan in
+# build-san/; `make CI=true` or `make WERROR=1` turns warnings into errors.
+
+SANITIZE ?=
+FUZZ_SECONDS ?= 60
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+ifeq ($(SANITIZE),1)
+O := build-san
+BIN := $(O)/prof
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+O := build
+BIN := prof
+SAN_FLAGS :=
+endif
+
+# Goals that must work without configuring (and so without dependencies).
+NOCONF_GOALS := clean distclean
+ifneq ($(filter-out $(NOCONF_GOALS),$(or $(MAKECMDGOALS),all)),)
+include config.mk
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes
+ifneq ($(filter true 1,$(CI) $(WERROR)),)
+WARN += -Werror
+endif
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -D_GNU_SOURCE -I. -Ilib -MMD -MP
+ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
+# Ground-truth targets: optimized, debug info, and no frame pointers, as the
+# programs prof exists for are built.
+TARGET_CFLAGS = -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once
+
+LIB_SRCS := $(wildcard lib/*.c)
+CMD_SRCS := $(wildcard cmd/*.c)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+TARGET_SRCS := $(wildcard tests/targets/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(O)/%.o)
+CMD_OBJS := $(CMD_SRCS:%.c=$(O)/%.o)
+UNIT_OBJS := $(UNIT_SRCS:%.c=$(O)/%.o)
+TARGETS := $(TARGET_SRCS:tests/targets/%.c=$(O)/targets/%)
+TOOLS := $(O)/spoolgen $(O)/fuzz-replay
+
+.PHONY: all check demo install clean distclean fuzz tests
+.DELETE_ON_ERROR:
+
+all: $(BIN)
+
+config.mk: configure.ac
+	@.ci/deps build
+	autoreconf -fi
+	./configure
+
+config.h: config.mk
+
+$(O)/%.o: %.c config.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(O)/libprof.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CMD_OBJS) $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CMD_OBJS) $(O)/libprof.a $(PROF_LIBS)
+
+$(O)/unit-tests: $(UNIT_OBJS) $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJS) $(O)/libprof.a $(PROF_LIBS)
+
+$(O)/spoolgen: $(O)/tests/tools/spoolgen.o $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
+
+$(O)/fuzz-replay: $(O)/tests/fuzz/fuzz-spool.o $(O)/tests/fuzz/replay.o $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
+
+$(O)/targets/%: tests/targets/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -lpthread -ldl
+
+tests: $(BIN) $(O)/unit-tests $(TOOLS) $(TARGETS)
+
+check: tests
+	@.ci/deps check
+	@PROF=$(abspath $(BIN)) BUILD=$(abspath $(O)) tests/run
+
+demo: $(BIN) $(O)/spoolgen
+	@$(O)/spoolgen --demo $(O)/demo.spool
+	@echo "note: prof record is still under construction: this is a synthetic spool" \
+	      "written by libprof's spool writer, not a recording" >&2
+	./$(BIN) report $(O)/demo.spool
+
+# libFuzzer over the spool reader, seeded with tests/fuzz/corpus.
+fuzz:
+	@.ci/deps fuzz
+	@mkdir -p $(O)/fuzz-corpus
+	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -Ilib \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(LIB_SRCS) tests/fuzz/fuzz-spool.c -o $(O)/fuzz-spool $(PROF_LIBS)
+	$(O)/fuzz-spool -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
+		$(O)/fuzz-corpus tests/fuzz/corpus
+
+install: $(BIN) $(O)/libprof.a
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/prof
+	install -m 644 $(O)/libprof.a $(DESTDIR)$(PREFIX)/lib/libprof.a
+	install -m 644 lib/prof.h $(DESTDIR)$(PREFIX)/include/prof.h
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 completions/prof.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/prof
+	install -m 644 completions/_prof $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_prof
+	install -m 644 completions/prof.fish \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/prof.fish
+
+clean:
+	rm -rf build build-san prof
+
+distclean: clean
+	rm -rf config.mk config.h config.h.in config.h.in~ config.log config.status configure \
+		autom4te.cache
+
+-include $(wildcard $(O)/*/*.d $(O)/*/*/*.d)

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * error.c - the thread-local error detail behind prof_errmsg(), the log
+ * callback, and the few allocation helpers every module uses.  Nothing here
+ * writes to a file descriptor: the library never prints.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define ERRMSG_MAX 1024
+
+static __thread char errmsg[ERRMSG_MAX];
+
+static prof_log_fn log_fn;
+static enum prof_log_level log_max = PROF_LOG_WARN;
+static void *log_ctx;
+
+const char *prof_errmsg(void)
+{
+	return errmsg;
+}
+
+void prof_errmsg_clear(void)
+{
+	errmsg[0] = '\0';
+}
+
+static int error_vset(int err, bool with_errno, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+
+	if (with_errno && n >= 0 && (size_t)n < sizeof(errmsg))
+		snprintf(errmsg + n, sizeof(errmsg) - n, ": %s", strerror(err < 0 ? -err : err));
+	return err;
+}
+
+int error_set(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_vset(err, true, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int error_setx(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_vset(err, false, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int error_wrap(int err, const char *fmt, ...)
+{
+	char inner[ERRMSG_MAX];
+	va_list ap;
+	int n;
+
+	memcpy(inner, errmsg, sizeof(inner));
+	va_start(ap, fmt);
+	n = vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < sizeof(errmsg) && inner[0])
+		snprintf(errmsg + n, sizeof(errmsg) - n, ": %s", inner);
+	return err;
+}
+
+void prof_set_log_fn(prof_log_fn fn, enum prof_log_level max_level, void *ctx)
+{
+	log_fn = fn;
+	log_max = max_level;
+	log_ctx = ctx;
+}
+
+void log_msg(enum prof_log_level level, const char *fmt, ...)
+{
+	char buf[ERRMSG_MAX];
+	va_list ap;
+
+	if (!log_fn || level > log_max)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_fn(level, buf, log_ctx);
+}
+
+int grow_array(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / size)
+			return error_setx(-ENOMEM, "out of memory");
+		ncap *= 2;
+	}
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return error_setx(-ENOMEM, "out of memory");
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s ? s : "");
+
+	if (!p)
+		error_setx(-ENOMEM, "out of memory");
+	return p;
+}

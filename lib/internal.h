@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - helpers shared by every lib/ module: error detail, logging,
+ * small allocation helpers.  Never included by cmd/.
+ */
+#ifndef PROF_INTERNAL_H
+#define PROF_INTERNAL_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prof.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define PROF_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/*
+ * Store "<fmt>" + ": strerror(-err)" as this thread's error message and
+ * return ERR.  The innermost failure wins: call sites that only pass an
+ * error up do not call it again.
+ */
+int error_set(int err, const char *fmt, ...) PROF_PRINTF(2, 3);
+
+/* Like error_set() without the strerror suffix (the text says it all). */
+int error_setx(int err, const char *fmt, ...) PROF_PRINTF(2, 3);
+
+/* Prepend "<fmt>: " to the current message (outer context), return ERR. */
+int error_wrap(int err, const char *fmt, ...) PROF_PRINTF(2, 3);
+
+void log_msg(enum prof_log_level level, const char *fmt, ...) PROF_PRINTF(2, 3);
+#define pr_warn(...) log_msg(PROF_LOG_WARN, __VA_ARGS__)
+#define pr_info(...) log_msg(PROF_LOG_INFO, __VA_ARGS__)
+#define pr_debug(...) log_msg(PROF_LOG_DEBUG, __VA_ARGS__)
+
+/*
+ * Grow *ARR (of *CAP elements of SIZE bytes) to hold at least NEED
+ * elements.  0 or -ENOMEM (with the message set); *ARR is kept on failure.
+ */
+int grow_array(void **arr, size_t *cap, size_t need, size_t size);
+
+/* strdup that sets the error message on failure. */
+char *xstrdup(const char *s);
+
+#endif /* PROF_INTERNAL_H */

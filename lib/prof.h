@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prof.h - the public API of libprof, the library behind the prof profiler.
+ *
+ * This is the only header of lib/ that programs may include.  Conventions:
+ *   - fallible functions return >= 0 on success and a negative errno on
+ *     failure; prof_errmsg() then describes the innermost failure;
+ *   - out-parameters (ret, ret_*) come last and are written only on success;
+ *   - every destructor accepts NULL;
+ *   - the library never prints: it logs through prof_set_log_fn().
+ */
+#ifndef PROF_H
+#define PROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROF_VERSION "0.1.0"
+
+/* ---- errors and logging ------------------------------------------------ */
+
+/*
+ * The message left by the last failing call on this thread, e.g.
+ * "cannot open spool 'x': No such file or directory".  Never NULL; empty
+ * when nothing failed.  Valid until the next libprof call on this thread.
+ */
+const char *prof_errmsg(void);
+
+/* Forget the last error message (after recovering from an error). */
+void prof_errmsg_clear(void);
+
+enum prof_log_level {
+	PROF_LOG_WARN,		/* a recovered problem, worded "..., skipping" */
+	PROF_LOG_INFO,
+	PROF_LOG_DEBUG,
+};
+
+typedef void (*prof_log_fn)(enum prof_log_level level, const char *msg, void *ctx);
+
+/*
+ * Route the library's log lines (no trailing newline) to FN, or drop them
+ * when FN is NULL (the default).  Messages above MAX_LEVEL are not even
+ * formatted.  Not thread-safe: call it before using the library.
+ */
+void prof_set_log_fn(prof_log_fn fn, enum prof_log_level max_level, void *ctx);
+
+/* ---- the data model shared by spool writer and reader ------------------ */
+
+/*
+ * Ids are assigned by the writer in order of definition, from 1; 0 means
+ * "none".  A record may only refer to ids defined before it.
+ */
+
+/* A process, identified by its spool id: pids are reused, spool ids not. */
+struct prof_process {
+	uint32_t id;
+	int32_t pid;
+	int32_t ppid;
+	uint64_t start_time_ns;	/* CLOCK_MONOTONIC when it started, 0 unknown */
+	uint64_t time_ns;	/* when the recording first saw it */
+	const char *comm;	/* "" when unknown; NUL-terminated, no NUL inside */
+	const char *exe;	/* "" when unknown */
+	bool exited;		/* reader: an exit record was seen */
+};
+
+struct prof_thread {
+	uint32_t id;
+	uint32_t process;	/* spool id of its process */
+	int32_t tid;
+	uint64_t time_ns;
+	const char *name;	/* current name (renames replace it) */
+	bool exited;
+};
+
+enum prof_module_flags {
+	PROF_MODULE_DELETED = 1u << 0,	/* the mapped file was deleted or replaced */
+	PROF_MODULE_ANON = 1u << 1,	/* no backing file (JIT, heap) */
+	PROF_MODULE_VDSO = 1u << 2,	/* [vdso] */
+	PROF_MODULE_KERNEL = 1u << 3,	/* the kernel or a kernel module */
+	PROF_MODULE_EXEC = 1u << 4,	/* the main executable of its process */
+};
+
+#define PROF_BUILD_ID_MAX 64
+
+/* One mapping of a file (or anonymous memory) into a process. */
+struct prof_module {
+	uint32_t id;
+	uint32_t process;	/* 0: global (kernel) */
+	uint64_t time_ns;
+	uint64_t start;		/* mapped address range [start, end) */
+	uint64_t end;
+	uint64_t pgoff;		/* file offset of start */
+	uint32_t flags;		/* enum prof_module_flags */
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint64_t inode;
+	uint8_t build_id_len;	/* 0: unknown */
+	uint8_t build_id[PROF_BUILD_ID_MAX];
+	const char *path;
+	bool retired;		/* reader: unmapped, or its process exec'd or exited */
+};
+
+enum prof_frame_kind {
+	PROF_FRAME_USER = 1,	/* module + file-relative pc */
+	PROF_FRAME_KERNEL = 2,	/* absolute kernel address */
+	PROF_FRAME_ANON = 3,	/* process + absolute address (JIT, perf map) */
+	PROF_FRAME_TRUNCATED = 4, /* the unwind stopped here; addr is the cause */
+};
+
+/* Why an unwind stopped early; also the addr of a PROF_FRAME_TRUNCATED frame. */
+enum prof_unwind_error {
+	PROF_UNWIND_STACK_COPY = 1,	/* ran past the copied user stack */
+	PROF_UNWIND_NO_CFI = 2,		/* no unwind info for a pc */
+	PROF_UNWIND_UNMAPPED = 3,	/* a pc outside every known module */
+	PROF_UNWIND_NO_REGS = 4,	/* sample without user registers */
+	PROF_UNWIND_NO_STACK = 5,	/* sample without a stack copy */
+	PROF_UNWIND_DEPTH = 6,		/* hit the frame limit */
+	PROF_UNWIND_OTHER = 7,		/* any other unwinder failure */
+	PROF_UNWIND__COUNT
+};
+
+/* The name of an unwind error cause ("stack-copy", ...), or "unknown". */
+const char *prof_unwind_error_name(unsigned cause);
+
+/*
+ * A frame.  For PROF_FRAME_USER, addr is the file-relative pc already
+ * rewound to the call site for return addresses, so a symbolizer looks it
+ * up as is.
+ */
+struct prof_frame {
+	uint32_t id;
+	uint8_t kind;		/* enum prof_frame_kind */
+	uint32_t ref;		/* USER: module id; ANON: process id; else 0 */
+	uint64_t addr;
+};
+
+/* A node of the stack prefix tree: FRAME called from the stack PARENT. */
+struct prof_stack_node {
+	uint32_t parent;	/* 0: FRAME is the outermost frame */
+	uint32_t frame;
+};
+
+struct prof_sample {
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	uint32_t thread;	/* thread id */
+	uint32_t stack;		/* leaf stack node id; 0: empty stack */
+	uint64_t period;	/* weight: the event's period (ns for clocks) */
+	uint32_t cpu;
+};
+
+enum prof_lost_kind {
+	PROF_LOST_SAMPLES = 1,	/* PERF_RECORD_LOST_SAMPLES / ring overflow */
+	PROF_LOST_RECORDS = 2,	/* any record, kind unknown (PERF_RECORD_LOST) */
+	PROF_LOST_MMAP = 3,
+	PROF_LOST_COMM = 4,
+	PROF_LOST_FORK = 5,
+	PROF_LOST_EXIT = 6,
+	PROF_LOST__COUNT
+};
+
+/* The name of a lost kind ("samples", ...), or "unknown". */
+const char *prof_lost_kind_name(unsigned kind);
+
+struct prof_lost {
+	uint64_t time_ns;
+	uint8_t kind;		/* enum prof_lost_kind */
+	uint64_t count;
+};
+
+enum prof_symbol_scope {
+	PROF_SYMBOL_KERNEL = 1,	/* scope_id 0; absolute kernel addresses */
+	PROF_SYMBOL_PROCESS = 2,	/* scope_id: process id; absolute addresses */
+	PROF_SYMBOL_MODULE = 3,	/* scope_id: module id; file-relative addresses */
+};
+
+/* A name captured at record time because its source is ephemeral. */
+struct prof_symbol {
+	uint8_t scope;		/* enum prof_symbol_scope */
+	uint32_t scope_id;
+	uint64_t start;
+	uint64_t size;
+	const char *name;
+};
+
+enum prof_meta_flags {
+	PROF_META_KERNEL = 1u << 0,	/* kernel frames were recorded */
+	PROF_META_INHERIT = 1u << 1,	/* children were followed */
+	PROF_META_ATTACHED = 1u << 2,	/* attached to running pids (else launched) */
+};
+
+/* What a recording was: the first record of every spool. */
+struct prof_meta {
+	size_t argc;			/* command line of a launched target */
+	const char *const *argv;
+	size_t npids;			/* pids of an attach */
+	const int32_t *pids;
+	uint64_t wall_start_ns;		/* CLOCK_REALTIME at start */
+	uint64_t mono_start_ns;		/* CLOCK_MONOTONIC at start (sample clock) */
+	uint64_t time_unit_ns;		/* resolution of event times; 0: 1000 (1 us) */
+	const char *event;		/* "cpu-clock", ... */
+	uint64_t freq_hz;		/* 0: fixed period */
+	uint64_t period;		/* sample period when freq_hz is 0 */
+	uint64_t stack_bytes;		/* user stack copied per sample */
+	const char *hostname;
+	const char *kernel_release;
+	const char *arch;
+	uint64_t page_size;
+	const char *prof_version;
+	uint32_t flags;			/* enum prof_meta_flags */
+};
+
+/*
+ * The final counters of a recording, written as the spool trailer.  A
+ * spool with a trailer finished; one without was cut short.
+ */
+struct prof_counters {
+	uint64_t samples;		/* samples written */
+	uint64_t sample_events;		/* samples the kernel delivered */
+	uint64_t lost[PROF_LOST__COUNT];/* by enum prof_lost_kind; [0] unused */
+	uint64_t empty_stacks;		/* samples with no frame at all */
+	uint64_t truncated_stacks;	/* samples whose unwind stopped early */
+	uint64_t unwind_errors[PROF_UNWIND__COUNT]; /* by cause; [0] unused */
+	uint64_t processes;
+	uint64_t threads;
+	uint64_t lifecycle_gaps;	/* losses that made process state uncertain */
+	uint64_t reconciliations;	/* /proc sweeps after such losses */
+	uint64_t mono_end_ns;		/* CLOCK_MONOTONIC at the end */
+	uint64_t wall_end_ns;		/* CLOCK_REALTIME at the end */
+};
+
+/* Sum of lost[] over every kind. */
+uint64_t prof_counters_lost_total(const struct prof_counters *c);
+
+/* ---- spool writer ------------------------------------------------------- */
+
+/*
+ * A caller-owned sink for spool bytes.  write() returns the bytes written
+ * (short writes are retried) or a negative errno; flush() may be NULL.  The
+ * writer never closes it.
+ */
+struct prof_writer {
+	ssize_t (*write)(void *ctx, const void *buf, size_t len);
+	int (*flush)(void *ctx);
+	void *ctx;
+};
+
+struct prof_spool_writer_opts {
+	size_t sz;			/* sizeof(struct prof_spool_writer_opts) */
+	size_t block_bytes;		/* 0: 64 KiB of records per block */
+	bool no_compress;		/* store blocks without deflate */
+	int compress_level;		/* 0: zlib level 1 (fast) */
+};
+
+struct prof_spool_writer;
+
+/*
+ * Create a spool at PATH (truncating what was there) and write its header
+ * and META.  Returns 0 and *ret, or -errno (opts invalid: -EINVAL; file:
+ * open(2)/write(2) errors).
+ */
+int prof_spool_writer_open(const char *path, const struct prof_meta *meta,
+			   const struct prof_spool_writer_opts *opts,
+			   struct prof_spool_writer **ret);
+
+/* The same over a caller-owned sink (copied; ctx must outlive the writer). */
+int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta *meta,
+			  const struct prof_spool_writer_opts *opts,
+			  struct prof_spool_writer **ret);
+
+/*
+ * Definitions.  Each returns the new id (>= 1) or -errno: -EINVAL when a
+ * reference is not a defined id or a field is out of range, -ENOSPC when an
+ * id space is exhausted, or an error of the sink.  id/exited/retired fields
+ * of the argument are ignored.
+ */
+int64_t prof_spool_add_process(struct prof_spool_writer *w, const struct prof_process *p);
+int64_t prof_spool_add_thread(struct prof_spool_writer *w, const struct prof_thread *t);
+int64_t prof_spool_add_module(struct prof_spool_writer *w, const struct prof_module *m);
+
+/* Interned: the same frame, or the same (parent, frame) node, keeps its id. */
+int64_t prof_spool_intern_frame(struct prof_spool_writer *w, const struct prof_frame *f);
+int64_t prof_spool_intern_stack(struct prof_spool_writer *w, uint32_t parent, uint32_t frame);
+
+/*
+ * Intern a whole stack given leaf first (frames[0] is the leaf); returns the
+ * leaf node id, 0 for an empty stack, or -errno.
+ */
+int64_t prof_spool_intern_frames(struct prof_spool_writer *w, const uint32_t *frames, size_t n);
+
+/* Events.  0 or -errno (-EINVAL for an undefined id). */
+int prof_spool_add_sample(struct prof_spool_writer *w, const struct prof_sample *s);
+int prof_spool_rename_thread(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns,
+			     const char *name);
+int prof_spool_add_exec(struct prof_spool_writer *w, uint32_t process, uint64_t time_ns,
+			const char *comm, const char *exe);
+int prof_spool_add_process_exit(struct prof_spool_writer *w, uint32_t process,
+				uint64_t time_ns);
+int prof_spool_add_thread_exit(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns);
+int prof_spool_retire_module(struct prof_spool_writer *w, uint32_t module, uint64_t time_ns);
+int prof_spool_add_lost(struct prof_spool_writer *w, const struct prof_lost *l);
+int prof_spool_add_symbol(struct prof_spool_writer *w, const struct prof_symbol *s);
+
+/* Close the current block and hand it to the sink (and fsync-free flush). */
+int prof_spool_writer_flush(struct prof_spool_writer *w);
+
+/* Bytes handed to the sink so far, and records still buffered. */
+uint64_t prof_spool_writer_bytes(const struct prof_spool_writer *w);
+
+/* Write the trailer with COUNTERS and flush: the spool is then finished. */
+int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_counters *counters);
+
+/*
+ * Flush what is buffered (without a trailer unless finish was called), close
+ * the file if the writer opened it, and free W.  Returns the first error of
+ * the flush or close; W is freed either way.
+ */
+int prof_spool_writer_close(struct prof_spool_writer *w);
+
+/* ---- spool reader ------------------------------------------------------- */
+
+enum prof_event_type {
+	PROF_EV_PROCESS = 1,
+	PROF_EV_THREAD,
+	PROF_EV_THREAD_NAME,	/* thread: the renamed thread (name is the new one) */
+	PROF_EV_EXEC,		/* process: after exec (comm, exe updated) */
+	PROF_EV_PROCESS_EXIT,
+	PROF_EV_THREAD_EXIT,
+	PROF_EV_MODULE,
+	PROF_EV_MODULE_RETIRE,
+	PROF_EV_FRAME,
+	PROF_EV_STACK,
+	PROF_EV_SAMPLE,
+	PROF_EV_LOST,
+	PROF_EV_SYMBOL,
+	PROF_EV_TRAILER,
+};
+
+/* One decoded record.  Pointers are valid until the next prof_spool_next(). */
+struct prof_event {
+	enum prof_event_type type;
+	uint64_t time_ns;	/* for timed events; 0 otherwise */
+	uint32_t id;		/* the defined or affected id */
+	union {
+		const struct prof_process *process;	/* PROCESS, EXEC, PROCESS_EXIT */
+		const struct prof_thread *thread;	/* THREAD, THREAD_NAME, THREAD_EXIT */
+		const struct prof_module *module;	/* MODULE, MODULE_RETIRE */
+		const struct prof_frame *frame;
+		const struct prof_stack_node *stack;
+		const struct prof_sample *sample;
+		const struct prof_lost *lost;
+		const struct prof_symbol *symbol;
+		const struct prof_counters *counters;	/* TRAILER */
+	};
+};
+
+struct prof_spool;
+
+/*
+ * Open the spool at PATH and read its header and META.  Errors: open(2)
+ * errors; -EBADMSG when it is not a spool or META is corrupt; -ENOTSUP for
+ * a version this library does not read.
+ */
+int prof_spool_open(const char *path, struct prof_spool **ret);
+
+/* The same over a file descriptor the reader dups (the caller keeps FD). */
+int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret);
+
+/*
+ * Decode the next record.  Returns 1 with *ret filled, 0 when no complete
+ * block is left to read now (the end, a cut, or a stop: see
+ * prof_spool_status()), or -ENOMEM.  A corrupt block is never an error
+ * here: the reader stops before it and says why in the status.  Calling
+ * again after 0 picks up blocks appended since (what tail needs).
+ */
+int prof_spool_next(struct prof_spool *sp, struct prof_event *ret);
+
+enum prof_spool_state {
+	PROF_SPOOL_READING,	/* more may come: the last call hit the end of the file */
+	PROF_SPOOL_FINISHED,	/* the trailer was read */
+	PROF_SPOOL_CUT,		/* an incomplete block at the end (no trailer yet) */
+	PROF_SPOOL_CORRUPT,	/* stopped at an invalid block; see reason */
+};
+
+struct prof_spool_status {
+	enum prof_spool_state state;
+	uint64_t blocks;	/* complete, valid blocks consumed */
+	uint64_t offset;	/* file offset after the last consumed block */
+	uint64_t file_size;	/* size seen at the last read */
+	const char *reason;	/* CUT/CORRUPT: "block 3 at offset 4096: crc mismatch" */
+};
+
+void prof_spool_status(const struct prof_spool *sp, struct prof_spool_status *ret);
+
+/* The recording's metadata (lent for the reader's lifetime). */
+const struct prof_meta *prof_spool_meta(const struct prof_spool *sp);
+
+/* The trailer's counters, or NULL before the trailer was read. */
+const struct prof_counters *prof_spool_counters(const struct prof_spool *sp);
+
+/* Number of each definition read so far (valid ids are 1..count). */
+struct prof_spool_counts {
+	uint32_t processes, threads, modules, frames, stacks, symbols;
+	uint64_t samples;
+};
+void prof_spool_counts(const struct prof_spool *sp, struct prof_spool_counts *ret);
+
+/* Look up a definition by id; NULL for an id not (yet) defined. Lent. */
+const struct prof_process *prof_spool_process(const struct prof_spool *sp, uint32_t id);
+const struct prof_thread *prof_spool_thread(const struct prof_spool *sp, uint32_t id);
+const struct prof_module *prof_spool_module(const struct prof_spool *sp, uint32_t id);
+const struct prof_frame *prof_spool_frame(const struct prof_spool *sp, uint32_t id);
+const struct prof_stack_node *prof_spool_stack(const struct prof_spool *sp, uint32_t id);
+const struct prof_symbol *prof_spool_symbol(const struct prof_spool *sp, uint32_t index);
+
+/* Free the reader and close its file. */
+void prof_spool_close(struct prof_spool *sp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PROF_H */

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spool_format.h - the byte layout of spool format v1, and the varint codec
+ * both the writer and the reader use.  Only this header knows the layout;
+ * man/prof-spool.5 is its specification and must change with it.
+ */
+#ifndef PROF_SPOOL_FORMAT_H
+#define PROF_SPOOL_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* File header: magic, u16 major, u16 minor, u32 flags (all little-endian). */
+#define SPOOL_MAGIC "\x89PRF\r\n\x1a\n"
+#define SPOOL_MAGIC_LEN 8
+#define SPOOL_HEADER_LEN 16
+#define SPOOL_VERSION_MAJOR 1
+#define SPOOL_VERSION_MINOR 0
+
+/*
+ * Block header: u32 magic "PBLK", u32 stored_len, u32 raw_len, u8 encoding,
+ * 3 zero bytes, u32 crc32 of those 16 bytes, u32 crc32 of the payload.  The
+ * header has its own checksum so that a damaged length is told apart from
+ * a block still being written, at once.
+ */
+#define SPOOL_BLOCK_MAGIC 0x4b4c4250u	/* "PBLK" read as little-endian */
+#define SPOOL_BLOCK_HEADER_LEN 24
+#define SPOOL_BLOCK_MAX (16u << 20)	/* raw or stored payload */
+#define SPOOL_DEFLATE_MAX_RATIO 1032u	/* deflate cannot expand data more */
+
+enum spool_encoding {
+	SPOOL_ENC_RAW = 0,
+	SPOOL_ENC_DEFLATE = 1,	/* zlib stream (RFC 1950) */
+};
+
+/*
+ * Records: uvarint tag, uvarint body length, body.  Tags below
+ * SPOOL_TAG_OPTIONAL are critical (an unknown one stops a reader); tags from
+ * it up may be skipped.  A body longer than the fields a reader knows is
+ * fine: the rest is ignored (fields are only ever appended).
+ */
+enum spool_tag {
+	SPOOL_TAG_META = 1,
+	SPOOL_TAG_PROCESS = 2,
+	SPOOL_TAG_THREAD = 3,
+	SPOOL_TAG_THREAD_NAME = 4,
+	SPOOL_TAG_EXEC = 5,
+	SPOOL_TAG_PROCESS_EXIT = 6,
+	SPOOL_TAG_THREAD_EXIT = 7,
+	SPOOL_TAG_MODULE = 8,
+	SPOOL_TAG_MODULE_RETIRE = 9,
+	SPOOL_TAG_FRAME = 10,
+	SPOOL_TAG_STACK = 11,
+	SPOOL_TAG_SAMPLE = 12,
+	SPOOL_TAG_LOST = 13,
+	SPOOL_TAG_SYMBOL = 14,
+	SPOOL_TAG_TRAILER = 15,
+	SPOOL_TAG_OPTIONAL = 64,
+};
+
+/* Counter keys of the TRAILER record: (uvarint key, uvarint value) pairs. */
+enum spool_counter_key {
+	SPOOL_CNT_SAMPLES = 1,
+	SPOOL_CNT_SAMPLE_EVENTS = 2,
+	SPOOL_CNT_EMPTY_STACKS = 3,
+	SPOOL_CNT_TRUNCATED_STACKS = 4,
+	SPOOL_CNT_PROCESSES = 5,
+	SPOOL_CNT_THREADS = 6,
+	SPOOL_CNT_LIFECYCLE_GAPS = 7,
+	SPOOL_CNT_RECONCILIATIONS = 8,
+	SPOOL_CNT_MONO_END = 9,
+	SPOOL_CNT_WALL_END = 10,
+	SPOOL_CNT_LOST_BASE = 32,	/* + enum prof_lost_kind */
+	SPOOL_CNT_UNWIND_BASE = 64,	/* + enum prof_unwind_error */
+};
+
+#define SPOOL_VARINT_MAX 10
+
+static inline size_t spool_put_uvarint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static inline uint64_t spool_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t spool_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/*
+ * Decode a uvarint from [*p, end).  False when it runs past END, is longer
+ * than 10 bytes, or overflows 64 bits; *p is then unspecified.
+ */
+static inline bool spool_get_uvarint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (*p < end) {
+		uint8_t b = *(*p)++;
+
+		if (shift == 63 && b > 1)
+			return false;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*ret = v;
+			return true;
+		}
+		shift += 7;
+		if (shift > 63)
+			return false;
+	}
+	return false;
+}
+
+static inline void spool_put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint32_t spool_get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+#endif /* PROF_SPOOL_FORMAT_H */

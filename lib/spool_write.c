@@ -1,0 +1,701 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spool_write.c - the spool writer: records are encoded into a block
+ * buffer, and a full (or flushed) block is compressed, checksummed and
+ * handed to the sink in one write, so that a reader never has to trust a
+ * half-written block.  Frames and stack nodes are interned here; processes,
+ * threads and modules get sequential ids and are tracked by the caller.
+ * It checks every reference it writes: a spool it produced always reads back.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "intern.h"
+#include "internal.h"
+#include "spool_format.h"
+
+#define DEFAULT_BLOCK_BYTES (64u << 10)
+#define MAX_BLOCK_BYTES (8u << 20)
+#define MAX_STRING (64u << 10)
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+struct prof_spool_writer {
+	struct prof_writer sink;
+	int fd;			/* -1 for a caller-owned sink */
+	char *path;
+	size_t block_bytes;
+	int level;		/* zlib level; -1: store raw */
+	struct buf block;	/* records of the open block */
+	struct buf rec;		/* the record being encoded */
+	uint8_t *out;		/* header + compressed block */
+	size_t out_cap;
+	uint64_t bytes;		/* handed to the sink */
+	uint64_t time_unit;	/* ns per unit of the stored times */
+	uint64_t clock;		/* time of the last timed record, in units */
+	uint64_t last_period;
+	uint32_t nprocesses, nthreads, nmodules, nframes, nstacks;
+	struct intern_map frame_ids;
+	struct intern_map stack_ids;
+	int error;		/* sticky: after a sink failure nothing is written */
+	bool finished;
+};
+
+static int buf_reserve(struct buf *b, size_t more)
+{
+	void *p = b->p;
+	int r;
+
+	r = grow_array(&p, &b->cap, b->len + more, 1);
+	b->p = p;
+	return r;
+}
+
+static void put_u(struct buf *b, uint64_t v)
+{
+	/* callers reserve; a record's fixed part never exceeds its reserve */
+	b->len += spool_put_uvarint(b->p + b->len, v);
+}
+
+static void put_s(struct buf *b, int64_t v)
+{
+	put_u(b, spool_zigzag(v));
+}
+
+static void put_bytes(struct buf *b, const void *p, size_t n)
+{
+	put_u(b, n);
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+static size_t str_len(const char *s)
+{
+	return s ? strlen(s) : 0;
+}
+
+static int check_str(const char *what, const char *s)
+{
+	if (str_len(s) > MAX_STRING)
+		return error_setx(-EINVAL, "%s longer than %u bytes", what, MAX_STRING);
+	return 0;
+}
+
+static void put_str(struct buf *b, const char *s)
+{
+	put_bytes(b, s ? s : "", str_len(s));
+}
+
+/* Start a record whose body needs at most EXTRA bytes beyond 64 of varints. */
+static int rec_begin(struct prof_spool_writer *w, size_t extra)
+{
+	if (w->error)
+		return w->error;
+	if (w->finished)
+		return error_setx(-EINVAL, "spool writer already finished");
+	w->rec.len = 0;
+	return buf_reserve(&w->rec, 96 + extra);
+}
+
+/*
+ * Times are stored as deltas in units of time_unit: at 1 us a sample at
+ * 999 Hz costs a two-byte delta whose low byte barely varies, where
+ * nanoseconds would add two bytes of timer jitter to every sample.
+ */
+static void put_time(struct prof_spool_writer *w, uint64_t time_ns)
+{
+	uint64_t units = time_ns / w->time_unit;
+
+	put_s(&w->rec, (int64_t)(units - w->clock));
+	w->clock = units;
+}
+
+static int sink_write(struct prof_spool_writer *w, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = w->sink.write(w->sink.ctx, p, n);
+
+		if (k == -EINTR)
+			continue;
+		if (k < 0) {
+			w->error = (int)k;
+			return error_set((int)k, "cannot write spool '%s'", w->path);
+		}
+		if (k == 0) {
+			w->error = -EIO;
+			return error_setx(-EIO, "cannot write spool '%s': short write", w->path);
+		}
+		p += k;
+		n -= (size_t)k;
+		w->bytes += (uint64_t)k;
+	}
+	return 0;
+}
+
+static int block_flush(struct prof_spool_writer *w)
+{
+	uLongf stored = 0;
+	size_t need;
+	uint8_t enc = SPOOL_ENC_RAW;
+	uint8_t *h;
+	int r;
+
+	if (w->error)
+		return w->error;
+	if (!w->block.len)
+		return 0;
+	need = SPOOL_BLOCK_HEADER_LEN + compressBound(w->block.len);
+	if (need > w->out_cap) {
+		void *p = w->out;
+
+		r = grow_array(&p, &w->out_cap, need, 1);
+		w->out = p;
+		if (r < 0)
+			return r;
+	}
+	h = w->out;
+	if (w->level >= 0) {
+		stored = compressBound(w->block.len);
+		if (compress2(h + SPOOL_BLOCK_HEADER_LEN, &stored, w->block.p, w->block.len,
+			      w->level) == Z_OK && stored < w->block.len)
+			enc = SPOOL_ENC_DEFLATE;
+	}
+	if (enc == SPOOL_ENC_RAW) {
+		stored = w->block.len;
+		memcpy(h + SPOOL_BLOCK_HEADER_LEN, w->block.p, stored);
+	}
+	spool_put_le32(h, SPOOL_BLOCK_MAGIC);
+	spool_put_le32(h + 4, (uint32_t)stored);
+	spool_put_le32(h + 8, (uint32_t)w->block.len);
+	h[12] = enc;
+	h[13] = h[14] = h[15] = 0;
+	spool_put_le32(h + 16, (uint32_t)crc32(0, h, 16));
+	spool_put_le32(h + 20, (uint32_t)crc32(0, h + SPOOL_BLOCK_HEADER_LEN, (uInt)stored));
+	r = sink_write(w, h, SPOOL_BLOCK_HEADER_LEN + stored);
+	w->block.len = 0;
+	return r;
+}
+
+/* Append the record in w->rec to the block, closing the block when full. */
+static int rec_emit(struct prof_spool_writer *w, enum spool_tag tag)
+{
+	int r = buf_reserve(&w->block, w->rec.len + 2 * SPOOL_VARINT_MAX);
+
+	if (r < 0)
+		return r;
+	put_u(&w->block, tag);
+	put_u(&w->block, w->rec.len);
+	memcpy(w->block.p + w->block.len, w->rec.p, w->rec.len);
+	w->block.len += w->rec.len;
+	if (w->block.len >= w->block_bytes)
+		return block_flush(w);
+	return 0;
+}
+
+static int write_meta(struct prof_spool_writer *w, const struct prof_meta *m)
+{
+	size_t extra = 0, i;
+	int r;
+
+	for (i = 0; i < m->argc; i++) {
+		r = check_str("argument", m->argv[i]);
+		if (r < 0)
+			return r;
+		extra += str_len(m->argv[i]) + SPOOL_VARINT_MAX;
+	}
+	extra += m->npids * SPOOL_VARINT_MAX;
+	extra += str_len(m->event) + str_len(m->hostname) + str_len(m->kernel_release) +
+		 str_len(m->arch) + str_len(m->prof_version);
+	if (m->time_unit_ns > 1000000000u)
+		return error_setx(-EINVAL, "time unit above one second");
+	w->time_unit = m->time_unit_ns ? m->time_unit_ns : 1000;
+	if (extra > SPOOL_BLOCK_MAX / 2)
+		return error_setx(-EINVAL, "recording metadata too large");
+	r = rec_begin(w, extra + 8 * SPOOL_VARINT_MAX);
+	if (r < 0)
+		return r;
+	put_u(&w->rec, m->flags);
+	put_u(&w->rec, m->argc);
+	for (i = 0; i < m->argc; i++)
+		put_str(&w->rec, m->argv[i]);
+	put_u(&w->rec, m->npids);
+	for (i = 0; i < m->npids; i++)
+		put_s(&w->rec, m->pids[i]);
+	put_u(&w->rec, m->wall_start_ns);
+	put_u(&w->rec, m->mono_start_ns);
+	put_u(&w->rec, w->time_unit);
+	put_str(&w->rec, m->event);
+	put_u(&w->rec, m->freq_hz);
+	put_u(&w->rec, m->period);
+	put_u(&w->rec, m->stack_bytes);
+	put_str(&w->rec, m->hostname);
+	put_str(&w->rec, m->kernel_release);
+	put_str(&w->rec, m->arch);
+	put_u(&w->rec, m->page_size);
+	put_str(&w->rec, m->prof_version);
+	w->clock = m->mono_start_ns / w->time_unit;
+	return rec_emit(w, SPOOL_TAG_META);
+}
+
+static ssize_t fd_write(void *ctx, const void *buf, size_t len)
+{
+	ssize_t n = write(*(int *)ctx, buf, len);
+
+	return n < 0 ? -errno : n;
+}
+
+int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta *meta,
+			  const struct prof_spool_writer_opts *opts,
+			  struct prof_spool_writer **ret)
+{
+	struct prof_spool_writer *w;
+	uint8_t header[SPOOL_HEADER_LEN] = { 0 };
+	int r;
+
+	if (!sink || !sink->write || !meta || !ret)
+		return error_setx(-EINVAL, "spool writer: missing sink or metadata");
+	if (opts && opts->sz < sizeof(size_t))
+		return error_setx(-EINVAL, "spool writer: opts.sz not set");
+	if (opts && (opts->block_bytes > MAX_BLOCK_BYTES ||
+		     opts->compress_level < 0 || opts->compress_level > 9))
+		return error_setx(-EINVAL, "spool writer: block size above %u or bad level",
+				  MAX_BLOCK_BYTES);
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return error_setx(-ENOMEM, "out of memory");
+	w->sink = *sink;
+	w->fd = -1;
+	w->block_bytes = opts && opts->block_bytes ? opts->block_bytes : DEFAULT_BLOCK_BYTES;
+	w->level = opts && opts->no_compress ? -1
+		   : opts && opts->compress_level ? opts->compress_level : 1;
+	intern_init(&w->frame_ids);
+	intern_init(&w->stack_ids);
+	w->path = xstrdup("<writer>");
+	if (!w->path) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+	memcpy(header, SPOOL_MAGIC, SPOOL_MAGIC_LEN);
+	header[8] = SPOOL_VERSION_MAJOR;
+	header[10] = SPOOL_VERSION_MINOR;
+	r = sink_write(w, header, sizeof(header));
+	if (r < 0)
+		goto out_free;
+	r = write_meta(w, meta);
+	if (r < 0)
+		goto out_free;
+	/* META goes out at once: a reader (tail) can start from it */
+	r = prof_spool_writer_flush(w);
+	if (r < 0)
+		goto out_free;
+	*ret = w;
+	return 0;
+out_free:
+	w->sink.write = NULL;	/* nothing more reaches a sink that failed */
+	prof_spool_writer_close(w);
+	return r;
+}
+
+int prof_spool_writer_open(const char *path, const struct prof_meta *meta,
+			   const struct prof_spool_writer_opts *opts,
+			   struct prof_spool_writer **ret)
+{
+	struct prof_spool_writer *w;
+	struct prof_writer sink = { .write = fd_write };
+	int fd, r;
+	int *fdp;
+
+	if (!path)
+		return error_setx(-EINVAL, "spool writer: missing path");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return error_set(-errno, "cannot create spool '%s'", path);
+	fdp = malloc(sizeof(*fdp));
+	if (!fdp) {
+		close(fd);
+		return error_setx(-ENOMEM, "out of memory");
+	}
+	*fdp = fd;
+	sink.ctx = fdp;
+	r = prof_spool_writer_new(&sink, meta, opts, &w);
+	if (r < 0) {
+		if (strstr(prof_errmsg(), "<writer>"))
+			error_set(r, "cannot write spool '%s'", path);
+		close(fd);
+		free(fdp);
+		return r;
+	}
+	free(w->path);
+	w->path = xstrdup(path);
+	w->fd = fd;
+	if (!w->path) {
+		prof_spool_writer_close(w);
+		return -ENOMEM;
+	}
+	*ret = w;
+	return 0;
+}
+
+static int64_t new_id(uint32_t *count, const char *what)
+{
+	if (*count == UINT32_MAX - 1)
+		return error_setx(-ENOSPC, "spool writer: %s id space exhausted", what);
+	return ++*count;
+}
+
+static int check_ref(uint32_t ref, uint32_t count, bool zero_ok, const char *what)
+{
+	if ((ref == 0 && zero_ok) || (ref >= 1 && ref <= count))
+		return 0;
+	return error_setx(-EINVAL, "spool writer: undefined %s %u", what, ref);
+}
+
+int64_t prof_spool_add_process(struct prof_spool_writer *w, const struct prof_process *p)
+{
+	int r = check_str("comm", p->comm) ?: check_str("exe", p->exe) ?:
+		rec_begin(w, str_len(p->comm) + str_len(p->exe));
+
+	if (r < 0)
+		return r;
+	put_time(w, p->time_ns);
+	put_s(&w->rec, p->pid);
+	put_s(&w->rec, p->ppid);
+	put_u(&w->rec, p->start_time_ns);
+	put_str(&w->rec, p->comm);
+	put_str(&w->rec, p->exe);
+	r = rec_emit(w, SPOOL_TAG_PROCESS);
+	return r < 0 ? r : new_id(&w->nprocesses, "process");
+}
+
+int64_t prof_spool_add_thread(struct prof_spool_writer *w, const struct prof_thread *t)
+{
+	int r = check_ref(t->process, w->nprocesses, false, "process") ?:
+		check_str("thread name", t->name) ?: rec_begin(w, str_len(t->name));
+
+	if (r < 0)
+		return r;
+	put_time(w, t->time_ns);
+	put_u(&w->rec, t->process);
+	put_s(&w->rec, t->tid);
+	put_str(&w->rec, t->name);
+	r = rec_emit(w, SPOOL_TAG_THREAD);
+	return r < 0 ? r : new_id(&w->nthreads, "thread");
+}
+
+int64_t prof_spool_add_module(struct prof_spool_writer *w, const struct prof_module *m)
+{
+	int r = check_ref(m->process, w->nprocesses, true, "process") ?:
+		check_str("module path", m->path);
+
+	if (r < 0)
+		return r;
+	if (m->end <= m->start || m->build_id_len > PROF_BUILD_ID_MAX)
+		return error_setx(-EINVAL, "spool writer: module '%s': empty range or bad build-id",
+				  m->path ? m->path : "");
+	r = rec_begin(w, str_len(m->path) + m->build_id_len);
+	if (r < 0)
+		return r;
+	put_time(w, m->time_ns);
+	put_u(&w->rec, m->process);
+	put_u(&w->rec, m->start);
+	put_u(&w->rec, m->end - m->start);
+	put_u(&w->rec, m->pgoff);
+	put_u(&w->rec, m->flags);
+	put_u(&w->rec, m->dev_major);
+	put_u(&w->rec, m->dev_minor);
+	put_u(&w->rec, m->inode);
+	put_bytes(&w->rec, m->build_id, m->build_id_len);
+	put_str(&w->rec, m->path);
+	r = rec_emit(w, SPOOL_TAG_MODULE);
+	return r < 0 ? r : new_id(&w->nmodules, "module");
+}
+
+int64_t prof_spool_intern_frame(struct prof_spool_writer *w, const struct prof_frame *f)
+{
+	uint64_t key = (uint64_t)f->kind << 32 | f->ref;
+	uint32_t id = intern_find(&w->frame_ids, key, f->addr);
+	int64_t id64;
+	int r;
+
+	if (id)
+		return id;
+	switch (f->kind) {
+	case PROF_FRAME_USER:
+		r = check_ref(f->ref, w->nmodules, false, "module");
+		break;
+	case PROF_FRAME_ANON:
+		r = check_ref(f->ref, w->nprocesses, false, "process");
+		break;
+	case PROF_FRAME_KERNEL:
+	case PROF_FRAME_TRUNCATED:
+		r = f->ref ? error_setx(-EINVAL, "spool writer: frame kind %u takes no ref",
+					f->kind) : 0;
+		break;
+	default:
+		r = error_setx(-EINVAL, "spool writer: unknown frame kind %u", f->kind);
+	}
+	if (!r)
+		r = rec_begin(w, 0);
+	if (r < 0)
+		return r;
+	put_u(&w->rec, f->kind);
+	put_u(&w->rec, f->ref);
+	/* kernel addresses sit at the top of the space: ~addr is a short varint */
+	put_u(&w->rec, f->kind == PROF_FRAME_KERNEL ? ~f->addr : f->addr);
+	r = rec_emit(w, SPOOL_TAG_FRAME);
+	if (r < 0)
+		return r;
+	id64 = new_id(&w->nframes, "frame");
+	if (id64 < 0)
+		return id64;
+	r = intern_insert(&w->frame_ids, key, f->addr, w->nframes);
+	return r < 0 ? r : id64;
+}
+
+int64_t prof_spool_intern_stack(struct prof_spool_writer *w, uint32_t parent, uint32_t frame)
+{
+	uint32_t id = intern_find(&w->stack_ids, parent, frame);
+	int64_t id64;
+	int r;
+
+	if (id)
+		return id;
+	r = check_ref(parent, w->nstacks, true, "stack") ?:
+	    check_ref(frame, w->nframes, false, "frame") ?: rec_begin(w, 0);
+	if (r < 0)
+		return r;
+	put_u(&w->rec, parent);
+	put_u(&w->rec, frame);
+	r = rec_emit(w, SPOOL_TAG_STACK);
+	if (r < 0)
+		return r;
+	id64 = new_id(&w->nstacks, "stack");
+	if (id64 < 0)
+		return id64;
+	r = intern_insert(&w->stack_ids, parent, frame, w->nstacks);
+	return r < 0 ? r : id64;
+}
+
+int64_t prof_spool_intern_frames(struct prof_spool_writer *w, const uint32_t *frames, size_t n)
+{
+	int64_t node = 0;
+
+	while (n--) {
+		node = prof_spool_intern_stack(w, (uint32_t)node, frames[n]);
+		if (node < 0)
+			return node;
+	}
+	return node;
+}
+
+int prof_spool_add_sample(struct prof_spool_writer *w, const struct prof_sample *s)
+{
+	int r = check_ref(s->thread, w->nthreads, false, "thread") ?:
+		check_ref(s->stack, w->nstacks, true, "stack") ?: rec_begin(w, 0);
+
+	if (r < 0)
+		return r;
+	put_time(w, s->time_ns);
+	put_u(&w->rec, s->thread);
+	put_u(&w->rec, s->stack);
+	/* frequency mode settles on a steady period: its delta is one byte */
+	put_s(&w->rec, (int64_t)(s->period - w->last_period));
+	put_u(&w->rec, s->cpu);
+	w->last_period = s->period;
+	return rec_emit(w, SPOOL_TAG_SAMPLE);
+}
+
+static int add_named(struct prof_spool_writer *w, enum spool_tag tag, uint32_t ref,
+		     uint32_t count, const char *what, uint64_t time_ns, const char *s1,
+		     const char *s2, bool two)
+{
+	int r = check_ref(ref, count, false, what) ?: check_str("name", s1) ?:
+		check_str("exe", s2) ?: rec_begin(w, str_len(s1) + str_len(s2));
+
+	if (r < 0)
+		return r;
+	put_time(w, time_ns);
+	put_u(&w->rec, ref);
+	put_str(&w->rec, s1);
+	if (two)
+		put_str(&w->rec, s2);
+	return rec_emit(w, tag);
+}
+
+int prof_spool_rename_thread(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns,
+			     const char *name)
+{
+	return add_named(w, SPOOL_TAG_THREAD_NAME, thread, w->nthreads, "thread", time_ns, name,
+			 NULL, false);
+}
+
+int prof_spool_add_exec(struct prof_spool_writer *w, uint32_t process, uint64_t time_ns,
+			const char *comm, const char *exe)
+{
+	return add_named(w, SPOOL_TAG_EXEC, process, w->nprocesses, "process", time_ns, comm,
+			 exe, true);
+}
+
+static int add_ref_event(struct prof_spool_writer *w, enum spool_tag tag, uint32_t ref,
+			 uint32_t count, const char *what, uint64_t time_ns)
+{
+	int r = check_ref(ref, count, false, what) ?: rec_begin(w, 0);
+
+	if (r < 0)
+		return r;
+	put_time(w, time_ns);
+	put_u(&w->rec, ref);
+	return rec_emit(w, tag);
+}
+
+int prof_spool_add_process_exit(struct prof_spool_writer *w, uint32_t process, uint64_t time_ns)
+{
+	return add_ref_event(w, SPOOL_TAG_PROCESS_EXIT, process, w->nprocesses, "process",
+			     time_ns);
+}
+
+int prof_spool_add_thread_exit(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns)
+{
+	return add_ref_event(w, SPOOL_TAG_THREAD_EXIT, thread, w->nthreads, "thread", time_ns);
+}
+
+int prof_spool_retire_module(struct prof_spool_writer *w, uint32_t module, uint64_t time_ns)
+{
+	return add_ref_event(w, SPOOL_TAG_MODULE_RETIRE, module, w->nmodules, "module",
+			     time_ns);
+}
+
+int prof_spool_add_lost(struct prof_spool_writer *w, const struct prof_lost *l)
+{
+	int r;
+
+	if (l->kind == 0 || l->kind >= PROF_LOST__COUNT)
+		return error_setx(-EINVAL, "spool writer: unknown lost kind %u", l->kind);
+	r = rec_begin(w, 0);
+	if (r < 0)
+		return r;
+	put_time(w, l->time_ns);
+	put_u(&w->rec, l->kind);
+	put_u(&w->rec, l->count);
+	return rec_emit(w, SPOOL_TAG_LOST);
+}
+
+int prof_spool_add_symbol(struct prof_spool_writer *w, const struct prof_symbol *s)
+{
+	int r;
+
+	switch (s->scope) {
+	case PROF_SYMBOL_KERNEL:
+		r = s->scope_id ? error_setx(-EINVAL, "spool writer: kernel symbol with scope id")
+				: 0;
+		break;
+	case PROF_SYMBOL_PROCESS:
+		r = check_ref(s->scope_id, w->nprocesses, false, "process");
+		break;
+	case PROF_SYMBOL_MODULE:
+		r = check_ref(s->scope_id, w->nmodules, false, "module");
+		break;
+	default:
+		r = error_setx(-EINVAL, "spool writer: unknown symbol scope %u", s->scope);
+	}
+	if (!r)
+		r = check_str("symbol name", s->name) ?: rec_begin(w, str_len(s->name));
+	if (r < 0)
+		return r;
+	put_u(&w->rec, s->scope);
+	put_u(&w->rec, s->scope_id);
+	put_u(&w->rec, s->start);
+	put_u(&w->rec, s->size);
+	put_str(&w->rec, s->name);
+	return rec_emit(w, SPOOL_TAG_SYMBOL);
+}
+
+int prof_spool_writer_flush(struct prof_spool_writer *w)
+{
+	int r = block_flush(w);
+
+	if (r < 0 || !w->sink.flush)
+		return r;
+	r = w->sink.flush(w->sink.ctx);
+	if (r < 0) {
+		w->error = r;
+		return error_set(r, "cannot flush spool '%s'", w->path);
+	}
+	return 0;
+}
+
+uint64_t prof_spool_writer_bytes(const struct prof_spool_writer *w)
+{
+	return w->bytes;
+}
+
+int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_counters *c)
+{
+	static const struct {
+		uint8_t key;
+		size_t off;
+	} fields[] = {
+		{ SPOOL_CNT_SAMPLES, offsetof(struct prof_counters, samples) },
+		{ SPOOL_CNT_SAMPLE_EVENTS, offsetof(struct prof_counters, sample_events) },
+		{ SPOOL_CNT_EMPTY_STACKS, offsetof(struct prof_counters, empty_stacks) },
+		{ SPOOL_CNT_TRUNCATED_STACKS, offsetof(struct prof_counters, truncated_stacks) },
+		{ SPOOL_CNT_PROCESSES, offsetof(struct prof_counters, processes) },
+		{ SPOOL_CNT_THREADS, offsetof(struct prof_counters, threads) },
+		{ SPOOL_CNT_LIFECYCLE_GAPS, offsetof(struct prof_counters, lifecycle_gaps) },
+		{ SPOOL_CNT_RECONCILIATIONS, offsetof(struct prof_counters, reconciliations) },
+		{ SPOOL_CNT_MONO_END, offsetof(struct prof_counters, mono_end_ns) },
+		{ SPOOL_CNT_WALL_END, offsetof(struct prof_counters, wall_end_ns) },
+	};
+	size_t i;
+	int r = rec_begin(w, (ARRAY_SIZE(fields) + PROF_LOST__COUNT + PROF_UNWIND__COUNT) *
+				     (1 + SPOOL_VARINT_MAX));
+
+	if (r < 0)
+		return r;
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		put_u(&w->rec, fields[i].key);
+		put_u(&w->rec, *(const uint64_t *)((const char *)c + fields[i].off));
+	}
+	for (i = 1; i < PROF_LOST__COUNT; i++) {
+		put_u(&w->rec, SPOOL_CNT_LOST_BASE + i);
+		put_u(&w->rec, c->lost[i]);
+	}
+	for (i = 1; i < PROF_UNWIND__COUNT; i++) {
+		put_u(&w->rec, SPOOL_CNT_UNWIND_BASE + i);
+		put_u(&w->rec, c->unwind_errors[i]);
+	}
+	r = rec_emit(w, SPOOL_TAG_TRAILER);
+	if (r < 0)
+		return r;
+	w->finished = true;
+	return prof_spool_writer_flush(w);
+}
+
+int prof_spool_writer_close(struct prof_spool_writer *w)
+{
+	int r = 0;
+
+	if (!w)
+		return 0;
+	if (w->sink.write)
+		r = prof_spool_writer_flush(w);
+	if (w->fd >= 0) {
+		if (close(w->fd) < 0 && r == 0)
+			r = error_set(-errno, "cannot close spool '%s'", w->path);
+		free(w->sink.ctx);
+	}
+	intern_release(&w->frame_ids);
+	intern_release(&w->stack_ids);
+	free(w->block.p);
+	free(w->rec.p);
+	free(w->out);
+	free(w->path);
+	free(w);
+	return r;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.c - runs every registered test (or those named on the command
+ * line), prints "ok NAME" or "FAIL NAME: file:line expr" for each, and ends
+ * with "N passed, N failed".  Exit status 1 when any test failed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define MAX_TESTS 512
+
+static const struct unit_test *tests[MAX_TESTS];
+static size_t ntests;
+static bool failed;
+
+void t_register(const struct unit_test *t)
+{
+	if (ntests == MAX_TESTS) {
+		fprintf(stderr, "harness: more than %d tests\n", MAX_TESTS);
+		exit(2);
+	}
+	tests[ntests++] = t;
+}
+
+bool t_failed(void)
+{
+	return failed;
+}
+
+void t_fail(const char *file, int line, const char *expr)
+{
+	if (!failed)
+		printf("  %s:%d: %s\n", file, line, expr);
+	failed = true;
+}
+
+void t_fail_int(const char *file, int line, const char *expr, long long a, long long b)
+{
+	if (!failed)
+		printf("  %s:%d: %s (%lld vs %lld)\n", file, line, expr, a, b);
+	failed = true;
+}
+
+void t_fail_str(const char *file, int line, const char *expr, const char *a, const char *b)
+{
+	if (!failed)
+		printf("  %s:%d: %s (\"%s\" vs \"%s\")\n", file, line, expr, a ? a : "(null)",
+		       b ? b : "(null)");
+	failed = true;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(const struct unit_test *const *)a)->name,
+		      (*(const struct unit_test *const *)b)->name);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned passed = 0, nfailed = 0;
+	size_t i;
+	int k;
+
+	qsort(tests, ntests, sizeof(tests[0]), by_name);
+	for (i = 0; i < ntests; i++) {
+		bool wanted = argc < 2;
+
+		for (k = 1; k < argc; k++)
+			wanted |= !strcmp(argv[k], tests[i]->name);
+		if (!wanted)
+			continue;
+		failed = false;
+		tests[i]->fn();
+		printf("%s %s\n", failed ? "FAIL" : "ok  ", tests[i]->name);
+		fflush(stdout);
+		if (failed)
+			nfailed++;
+		else
+			passed++;
+	}
+	printf("%u passed, %u failed\n", passed, nfailed);
+	return nfailed ? 1 : 0;
+}
