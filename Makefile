@@ -97,7 +97,7 @@ demo: $(BIN) $(O)/spoolgen
 fuzz:
 	@.ci/deps fuzz
 	@mkdir -p $(O)/fuzz-corpus
-	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -Ilib \
+	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$(LIB_SRCS) tests/fuzz/fuzz-spool.c -o $(O)/fuzz-spool $(PROF_LIBS)
 	$(O)/fuzz-spool -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \

@@ -190,6 +190,7 @@ int main(int argc, char **argv)
 	char name[64];
 
 	prof_set_log_fn(print_log, PROF_LOG_DEBUG, NULL);
+	argv[0] = (char *)"prof";	/* messages say "prof:", whatever the path */
 	argp_parse(&main_argp, argc, argv, ARGP_IN_ORDER, NULL, &args);
 	/* argp prints "prof report: ..." in the command's usage and errors */
 	snprintf(name, sizeof(name), "prof %s", args.cmd->name);

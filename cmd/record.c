@@ -14,6 +14,8 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	(void)arg;
 	(void)state;
 	switch (key) {
+	case ARGP_KEY_ARG:	/* accepted, so that the message below is the one seen */
+		break;
 	case OPT_LIST_OPTIONS:
 		list_options(&record_argp);
 		break;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bats
+# The command table, argp's usage handling and exit codes.
+load test_helper
+
+@test "no command is a usage error that names the commands" {
+	run -64 --separate-stderr "$PROF"
+	assert_equal "${stderr_lines[0]}" "prof: no command given; the commands are: record, report, tail"
+	assert_equal "$output" ""
+}
+
+@test "an unknown command is a usage error that names the valid ones" {
+	run -64 --separate-stderr "$PROF" recrod
+	assert_equal "${stderr_lines[0]}" "prof: 'recrod' is not a prof command; the commands are: record, report, tail"
+	assert_equal "${stderr_lines[1]}" "Try \`prof --help' or \`prof --usage' for more information."
+}
+
+@test "--version prints the version" {
+	run -0 "$PROF" --version
+	assert_output "prof 0.1.0"
+}
+
+@test "--help lists every command with its summary and the exit codes" {
+	run -0 "$PROF" --help
+	assert_line --regexp '^  record +sample a program'
+	assert_line --regexp '^  report +print the profile recorded in a spool'
+	assert_line --regexp '^  tail +follow a spool'
+	assert_output --partial "Exit status: 0 success, 1 failure, 64 usage error"
+}
+
+@test "--usage prints a one-line synopsis" {
+	run -0 "$PROF" --usage
+	assert_output --partial "Usage: prof"
+}
+
+@test "a command's --help uses the command's name" {
+	run -0 "$PROF" report --help
+	assert_line --index 0 "Usage: prof report [OPTION...] [FILE]"
+}
+
+@test "an unknown option of a command is a usage error naming the command" {
+	run -64 --separate-stderr "$PROF" report --bogus
+	assert_equal "${stderr_lines[0]}" "prof report: unrecognized option '--bogus'"
+}
+
+@test "a global option before the command is parsed by prof" {
+	run -64 --separate-stderr "$PROF" --bogus report
+	assert_equal "${stderr_lines[0]}" "prof: unrecognized option '--bogus'"
+}
+
+@test "record and tail say they are not available yet, and fail" {
+	run -1 --separate-stderr "$PROF" record -- true
+	assert_equal "$stderr" "prof: record: not available in this version (recording is under construction)"
+	run -1 --separate-stderr "$PROF" tail x.spool
+	assert_equal "$stderr" "prof: tail: not available in this version (following a spool is under construction)"
+}

@@ -1,0 +1,27 @@
+# test_helper.bash - loaded by every bats file: assertions, paths to the
+# binary and the build, and helpers that skip (or fail, under
+# PROF_TEST_STRICT=1) when the machine cannot run a test.
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+
+TOP="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+PROF="${PROF:-$TOP/prof}"
+BUILD="${BUILD:-$TOP/build}"
+SPOOLGEN="$BUILD/spoolgen"
+
+# skip_or_fail REASON: skip, unless strict mode makes it a failure
+skip_or_fail() {
+	if [ "${PROF_TEST_STRICT:-0}" = 1 ]; then
+		fail "cannot run here (PROF_TEST_STRICT=1): $1"
+	fi
+	skip "$1"
+}
+
+# a synthetic spool written by libprof's writer: spool NAME [spoolgen options]
+spool() {
+	local out="$BATS_TEST_TMPDIR/$1"
+	shift
+	"$SPOOLGEN" "$@" "$out"
+	echo "$out"
+}
