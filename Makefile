@@ -8,15 +8,15 @@ FUZZ_SECONDS ?= 60
 PREFIX ?= /usr/local
 DESTDIR ?=
 
+# O: the build directory.  The plain build also puts prof at the top.
 ifeq ($(SANITIZE),1)
-O := build-san
-BIN := $(O)/prof
+O ?= build-san
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 else
-O := build
-BIN := prof
+O ?= build
 SAN_FLAGS :=
 endif
+BIN := $(if $(filter build,$(O)),prof,$(O)/prof)
 
 # Goals that must work without configuring (and so without dependencies).
 NOCONF_GOALS := clean distclean
@@ -121,7 +121,7 @@ install: $(BIN) $(O)/libprof.a
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/prof.fish
 
 clean:
-	rm -rf build build-san prof
+	rm -rf build build-san prof $(filter-out build build-san,$(O))
 
 distclean: clean
 	rm -rf config.mk config.h config.h.in config.h.in~ config.log config.status configure \

@@ -1,0 +1,677 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spool_decode.c - decoding of the records inside a block, for the reader.
+ * Every field is bounds-checked and every reference checked against what is
+ * defined; in a dry run nothing is allocated, so a block is validated whole
+ * before any of it is applied.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "spool_format.h"
+#include "spool_reader.h"
+
+static bool get_u(struct cursor *c, uint64_t *v)
+{
+	if (spool_get_uvarint(&c->p, c->end, v))
+		return true;
+	c->err = "bad or truncated varint";
+	return false;
+}
+
+static bool get_u32(struct cursor *c, uint32_t *v)
+{
+	uint64_t x;
+
+	if (!get_u(c, &x))
+		return false;
+	if (x > UINT32_MAX) {
+		c->err = "value out of 32-bit range";
+		return false;
+	}
+	*v = (uint32_t)x;
+	return true;
+}
+
+static bool get_s(struct cursor *c, int64_t *v)
+{
+	uint64_t x;
+
+	if (!get_u(c, &x))
+		return false;
+	*v = spool_unzigzag(x);
+	return true;
+}
+
+static bool get_s32(struct cursor *c, int32_t *v)
+{
+	int64_t x;
+
+	if (!get_s(c, &x))
+		return false;
+	if (x < INT32_MIN || x > INT32_MAX) {
+		c->err = "value out of 32-bit range";
+		return false;
+	}
+	*v = (int32_t)x;
+	return true;
+}
+
+static bool get_bytes(struct cursor *c, const uint8_t **p, size_t *len)
+{
+	uint64_t n;
+
+	if (!get_u(c, &n))
+		return false;
+	if (n > (uint64_t)(c->end - c->p)) {
+		c->err = "string runs past its record";
+		return false;
+	}
+	*p = c->p;
+	*len = (size_t)n;
+	c->p += n;
+	return true;
+}
+
+static bool get_str(struct cursor *c, const uint8_t **p, size_t *len)
+{
+	if (!get_bytes(c, p, len))
+		return false;
+	if (memchr(*p, 0, *len)) {
+		c->err = "string with a NUL byte";
+		return false;
+	}
+	return true;
+}
+
+/* A copy of a string known to be valid; NULL (error set) on ENOMEM. */
+static char *str_dup(const uint8_t *p, size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (!s) {
+		error_setx(-ENOMEM, "out of memory");
+		return NULL;
+	}
+	memcpy(s, p, len);
+	s[len] = '\0';
+	return s;
+}
+
+static void free_str(const char *s)
+{
+	free((char *)s);
+}
+
+static bool ref_ok(struct cursor *c, uint32_t ref, uint32_t count, bool zero_ok,
+		   const char *err)
+{
+	if ((ref == 0 && zero_ok) || (ref >= 1 && ref <= count))
+		return true;
+	c->err = err;
+	return false;
+}
+
+static bool get_time(struct prof_spool *sp, struct cursor *c, bool apply, uint64_t *ret)
+{
+	int64_t d;
+
+	if (!get_s(c, &d))
+		return false;
+	if (apply) {
+		sp->clock += (uint64_t)d;
+		*ret = sp->clock * sp->meta.time_unit_ns;
+	}
+	return true;
+}
+
+static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
+{
+	struct prof_meta *m = &sp->meta;
+	const uint8_t *s[6];
+	size_t l[6];
+	uint64_t v[8], unit, argc, npids, i;
+	int64_t pid;
+
+	if (!get_u(c, &v[0]) || !get_u(c, &argc))
+		return -EBADMSG;
+	/* each argument costs at least one byte: argc is bounded by the record */
+	if (argc > (uint64_t)(c->end - c->p)) {
+		c->err = "argument count larger than the record";
+		return -EBADMSG;
+	}
+	if (apply) {
+		sp->argv = calloc(argc + 1, sizeof(*sp->argv));
+		if (!sp->argv)
+			return error_setx(-ENOMEM, "out of memory");
+	}
+	for (i = 0; i < argc; i++) {
+		if (!get_str(c, &s[0], &l[0]))
+			return -EBADMSG;
+		if (apply && !(sp->argv[i] = str_dup(s[0], l[0])))
+			return -ENOMEM;
+	}
+	if (!get_u(c, &npids))
+		return -EBADMSG;
+	if (npids > (uint64_t)(c->end - c->p)) {
+		c->err = "pid count larger than the record";
+		return -EBADMSG;
+	}
+	if (apply) {
+		sp->pids = calloc(npids + 1, sizeof(*sp->pids));
+		if (!sp->pids)
+			return error_setx(-ENOMEM, "out of memory");
+	}
+	for (i = 0; i < npids; i++) {
+		if (!get_s(c, &pid))
+			return -EBADMSG;
+		if (apply)
+			sp->pids[i] = (int32_t)pid;
+	}
+	if (!get_u(c, &v[1]) || !get_u(c, &v[2]) || !get_u(c, &unit) ||
+	    !get_str(c, &s[0], &l[0]) ||
+	    !get_u(c, &v[3]) || !get_u(c, &v[4]) || !get_u(c, &v[5]) ||
+	    !get_str(c, &s[1], &l[1]) || !get_str(c, &s[2], &l[2]) ||
+	    !get_str(c, &s[3], &l[3]) || !get_u(c, &v[6]) || !get_str(c, &s[4], &l[4]))
+		return -EBADMSG;
+	if (unit == 0 || unit > 1000000000u) {
+		c->err = "time unit outside 1 ns .. 1 s";
+		return -EBADMSG;
+	}
+	if (!apply)
+		return 0;
+	m->flags = (uint32_t)v[0];
+	m->time_unit_ns = unit;
+	m->argc = argc;
+	m->argv = (const char *const *)sp->argv;
+	m->npids = npids;
+	m->pids = sp->pids;
+	m->wall_start_ns = v[1];
+	m->mono_start_ns = v[2];
+	m->freq_hz = v[3];
+	m->period = v[4];
+	m->stack_bytes = v[5];
+	m->page_size = v[6];
+	if (!(m->event = str_dup(s[0], l[0])) || !(m->hostname = str_dup(s[1], l[1])) ||
+	    !(m->kernel_release = str_dup(s[2], l[2])) || !(m->arch = str_dup(s[3], l[3])) ||
+	    !(m->prof_version = str_dup(s[4], l[4])))
+		return -ENOMEM;
+	sp->clock = m->mono_start_ns / unit;
+	return 0;
+}
+
+/* Make room for definition number N (1-based) in a table. */
+#define TABLE_RESERVE(sp, tab, n)                                                          \
+	({                                                                                 \
+		void *p_ = (sp)->tab;                                                      \
+		int r_ = grow_array(&p_, &(sp)->tab##_cap, (n), sizeof(*(sp)->tab));       \
+		(sp)->tab = p_;                                                            \
+		r_;                                                                        \
+	})
+
+static void retire_modules_of(struct prof_spool *sp, uint32_t process)
+{
+	uint32_t i;
+
+	for (i = 0; i < sp->n.modules; i++)
+		if (sp->modules[i].process == process)
+			sp->modules[i].retired = true;
+}
+
+static int decode_process(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
+			  bool apply, struct prof_event *ev)
+{
+	struct prof_process p = { 0 };
+	const uint8_t *s1, *s2;
+	size_t l1, l2;
+	uint64_t t = 0;
+
+	if (!get_time(sp, c, apply, &t) || !get_s32(c, &p.pid) || !get_s32(c, &p.ppid) ||
+	    !get_u(c, &p.start_time_ns) || !get_str(c, &s1, &l1) || !get_str(c, &s2, &l2))
+		return -EBADMSG;
+	if (!apply) {
+		n->processes++;
+		return 0;
+	}
+	if (TABLE_RESERVE(sp, processes, n->processes + 1) < 0)
+		return -ENOMEM;
+	n->processes++;
+	p.id = n->processes;
+	p.time_ns = t;
+	p.comm = str_dup(s1, l1);
+	p.exe = str_dup(s2, l2);
+	sp->processes[p.id - 1] = p;
+	if (!p.comm || !p.exe)
+		return -ENOMEM;
+	ev->process = &sp->processes[p.id - 1];
+	ev->id = p.id;
+	ev->time_ns = t;
+	ev->type = PROF_EV_PROCESS;
+	return 0;
+}
+
+static int decode_thread(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
+			 bool apply, struct prof_event *ev)
+{
+	struct prof_thread th = { 0 };
+	const uint8_t *s;
+	size_t l;
+	uint64_t t = 0;
+
+	if (!get_time(sp, c, apply, &t) || !get_u32(c, &th.process) ||
+	    !ref_ok(c, th.process, n->processes, false, "thread of an undefined process") ||
+	    !get_s32(c, &th.tid) || !get_str(c, &s, &l))
+		return -EBADMSG;
+	if (!apply) {
+		n->threads++;
+		return 0;
+	}
+	if (TABLE_RESERVE(sp, threads, n->threads + 1) < 0)
+		return -ENOMEM;
+	n->threads++;
+	th.id = n->threads;
+	th.time_ns = t;
+	th.name = str_dup(s, l);
+	sp->threads[th.id - 1] = th;
+	if (!th.name)
+		return -ENOMEM;
+	ev->thread = &sp->threads[th.id - 1];
+	ev->id = th.id;
+	ev->time_ns = t;
+	ev->type = PROF_EV_THREAD;
+	return 0;
+}
+
+/* THREAD_NAME, EXEC, PROCESS_EXIT, THREAD_EXIT, MODULE_RETIRE: time, ref, strings. */
+static int decode_change(struct prof_spool *sp, struct cursor *c, enum spool_tag tag,
+			 struct spool_counts *n, bool apply, struct prof_event *ev)
+{
+	bool on_thread = tag == SPOOL_TAG_THREAD_NAME || tag == SPOOL_TAG_THREAD_EXIT;
+	uint32_t count = on_thread ? n->threads
+			 : tag == SPOOL_TAG_MODULE_RETIRE ? n->modules : n->processes;
+	const uint8_t *s1 = NULL, *s2 = NULL;
+	size_t l1 = 0, l2 = 0;
+	uint64_t t = 0;
+	uint32_t ref;
+
+	if (!get_time(sp, c, apply, &t) || !get_u32(c, &ref) ||
+	    !ref_ok(c, ref, count, false, "event for an undefined id"))
+		return -EBADMSG;
+	if ((tag == SPOOL_TAG_THREAD_NAME || tag == SPOOL_TAG_EXEC) && !get_str(c, &s1, &l1))
+		return -EBADMSG;
+	if (tag == SPOOL_TAG_EXEC && !get_str(c, &s2, &l2))
+		return -EBADMSG;
+	if (!apply)
+		return 0;
+	ev->id = ref;
+	ev->time_ns = t;
+	switch (tag) {
+	case SPOOL_TAG_THREAD_NAME: {
+		struct prof_thread *th = &sp->threads[ref - 1];
+		char *name = str_dup(s1, l1);
+
+		if (!name)
+			return -ENOMEM;
+		free_str(th->name);
+		th->name = name;
+		ev->thread = th;
+		ev->type = PROF_EV_THREAD_NAME;
+		break;
+	}
+	case SPOOL_TAG_THREAD_EXIT:
+		sp->threads[ref - 1].exited = true;
+		ev->thread = &sp->threads[ref - 1];
+		ev->type = PROF_EV_THREAD_EXIT;
+		break;
+	case SPOOL_TAG_EXEC: {
+		struct prof_process *p = &sp->processes[ref - 1];
+		char *comm = str_dup(s1, l1), *exe = str_dup(s2, l2);
+
+		if (!comm || !exe) {
+			free(comm);
+			free(exe);
+			return -ENOMEM;
+		}
+		free_str(p->comm);
+		free_str(p->exe);
+		p->comm = comm;
+		p->exe = exe;
+		/* the old image is gone: none of its modules may resolve a later frame */
+		retire_modules_of(sp, ref);
+		ev->process = p;
+		ev->type = PROF_EV_EXEC;
+		break;
+	}
+	case SPOOL_TAG_PROCESS_EXIT:
+		sp->processes[ref - 1].exited = true;
+		retire_modules_of(sp, ref);
+		ev->process = &sp->processes[ref - 1];
+		ev->type = PROF_EV_PROCESS_EXIT;
+		break;
+	default:
+		sp->modules[ref - 1].retired = true;
+		ev->module = &sp->modules[ref - 1];
+		ev->type = PROF_EV_MODULE_RETIRE;
+	}
+	return 0;
+}
+
+static int decode_module(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
+			 bool apply, struct prof_event *ev)
+{
+	struct prof_module m = { 0 };
+	const uint8_t *bid, *path;
+	size_t bid_len, path_len;
+	uint64_t t = 0, size;
+
+	if (!get_time(sp, c, apply, &t) || !get_u32(c, &m.process) ||
+	    !ref_ok(c, m.process, n->processes, true, "module of an undefined process") ||
+	    !get_u(c, &m.start) || !get_u(c, &size) || !get_u(c, &m.pgoff) ||
+	    !get_u32(c, &m.flags) || !get_u32(c, &m.dev_major) || !get_u32(c, &m.dev_minor) ||
+	    !get_u(c, &m.inode) || !get_bytes(c, &bid, &bid_len) || !get_str(c, &path, &path_len))
+		return -EBADMSG;
+	if (size == 0 || m.start + size < m.start) {
+		c->err = "module with an empty or wrapping range";
+		return -EBADMSG;
+	}
+	if (bid_len > PROF_BUILD_ID_MAX) {
+		c->err = "build-id longer than 64 bytes";
+		return -EBADMSG;
+	}
+	if (!apply) {
+		n->modules++;
+		return 0;
+	}
+	if (TABLE_RESERVE(sp, modules, n->modules + 1) < 0)
+		return -ENOMEM;
+	n->modules++;
+	m.id = n->modules;
+	m.time_ns = t;
+	m.end = m.start + size;
+	m.build_id_len = (uint8_t)bid_len;
+	memcpy(m.build_id, bid, bid_len);
+	m.path = str_dup(path, path_len);
+	sp->modules[m.id - 1] = m;
+	if (!m.path)
+		return -ENOMEM;
+	ev->module = &sp->modules[m.id - 1];
+	ev->id = m.id;
+	ev->time_ns = t;
+	ev->type = PROF_EV_MODULE;
+	return 0;
+}
+
+static int decode_frame(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
+			bool apply, struct prof_event *ev)
+{
+	struct prof_frame f = { 0 };
+	uint64_t kind;
+	bool ok;
+
+	if (!get_u(c, &kind) || !get_u32(c, &f.ref) || !get_u(c, &f.addr))
+		return -EBADMSG;
+	switch (kind) {
+	case PROF_FRAME_USER:
+		ok = ref_ok(c, f.ref, n->modules, false, "frame of an undefined module");
+		break;
+	case PROF_FRAME_ANON:
+		ok = ref_ok(c, f.ref, n->processes, false, "frame of an undefined process");
+		break;
+	case PROF_FRAME_KERNEL:
+	case PROF_FRAME_TRUNCATED:
+		ok = ref_ok(c, f.ref, 0, true, "kernel or marker frame with a reference");
+		break;
+	default:
+		c->err = "unknown frame kind";
+		ok = false;
+	}
+	if (!ok)
+		return -EBADMSG;
+	if (!apply) {
+		n->frames++;
+		return 0;
+	}
+	if (TABLE_RESERVE(sp, frames, n->frames + 1) < 0)
+		return -ENOMEM;
+	n->frames++;
+	f.id = n->frames;
+	f.kind = (uint8_t)kind;
+	if (kind == PROF_FRAME_KERNEL)
+		f.addr = ~f.addr;
+	sp->frames[f.id - 1] = f;
+	ev->frame = &sp->frames[f.id - 1];
+	ev->id = f.id;
+	ev->type = PROF_EV_FRAME;
+	return 0;
+}
+
+static int decode_stack(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
+			bool apply, struct prof_event *ev)
+{
+	struct prof_stack_node s;
+
+	if (!get_u32(c, &s.parent) ||
+	    !ref_ok(c, s.parent, n->stacks, true, "stack node with an undefined parent") ||
+	    !get_u32(c, &s.frame) ||
+	    !ref_ok(c, s.frame, n->frames, false, "stack node with an undefined frame"))
+		return -EBADMSG;
+	if (!apply) {
+		n->stacks++;
+		return 0;
+	}
+	if (TABLE_RESERVE(sp, stacks, n->stacks + 1) < 0)
+		return -ENOMEM;
+	n->stacks++;
+	sp->stacks[n->stacks - 1] = s;
+	ev->stack = &sp->stacks[n->stacks - 1];
+	ev->id = n->stacks;
+	ev->type = PROF_EV_STACK;
+	return 0;
+}
+
+static int decode_sample(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
+			 bool apply, struct prof_event *ev)
+{
+	struct prof_sample *s = &sp->sample;
+	struct prof_sample tmp;
+	int64_t dperiod;
+
+	if (!apply)
+		s = &tmp;
+	if (!get_time(sp, c, apply, &s->time_ns) || !get_u32(c, &s->thread) ||
+	    !ref_ok(c, s->thread, n->threads, false, "sample of an undefined thread") ||
+	    !get_u32(c, &s->stack) ||
+	    !ref_ok(c, s->stack, n->stacks, true, "sample of an undefined stack") ||
+	    !get_s(c, &dperiod) || !get_u32(c, &s->cpu))
+		return -EBADMSG;
+	if (!apply)
+		return 0;
+	sp->last_period += (uint64_t)dperiod;
+	s->period = sp->last_period;
+	sp->nsamples++;
+	ev->sample = s;
+	ev->id = s->stack;
+	ev->time_ns = s->time_ns;
+	ev->type = PROF_EV_SAMPLE;
+	return 0;
+}
+
+static int decode_lost(struct prof_spool *sp, struct cursor *c, bool apply,
+		       struct prof_event *ev)
+{
+	uint64_t t = 0, kind, count;
+
+	if (!get_time(sp, c, apply, &t) || !get_u(c, &kind) || !get_u(c, &count))
+		return -EBADMSG;
+	if (kind == 0 || kind >= 256) {
+		c->err = "bad lost-event kind";
+		return -EBADMSG;
+	}
+	if (!apply)
+		return 0;
+	sp->lost = (struct prof_lost){ .time_ns = t, .kind = (uint8_t)kind, .count = count };
+	ev->lost = &sp->lost;
+	ev->time_ns = t;
+	ev->type = PROF_EV_LOST;
+	return 0;
+}
+
+static int decode_symbol(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
+			 bool apply, struct prof_event *ev)
+{
+	struct prof_symbol s = { 0 };
+	const uint8_t *name;
+	size_t len;
+	uint64_t scope;
+	bool ok;
+
+	if (!get_u(c, &scope) || !get_u32(c, &s.scope_id) || !get_u(c, &s.start) ||
+	    !get_u(c, &s.size) || !get_str(c, &name, &len))
+		return -EBADMSG;
+	switch (scope) {
+	case PROF_SYMBOL_KERNEL:
+		ok = ref_ok(c, s.scope_id, 0, true, "kernel symbol with a scope id");
+		break;
+	case PROF_SYMBOL_PROCESS:
+		ok = ref_ok(c, s.scope_id, n->processes, false, "symbol of an undefined process");
+		break;
+	case PROF_SYMBOL_MODULE:
+		ok = ref_ok(c, s.scope_id, n->modules, false, "symbol of an undefined module");
+		break;
+	default:
+		c->err = "unknown symbol scope";
+		ok = false;
+	}
+	if (!ok)
+		return -EBADMSG;
+	if (!apply) {
+		n->symbols++;
+		return 0;
+	}
+	if (TABLE_RESERVE(sp, symbols, n->symbols + 1) < 0)
+		return -ENOMEM;
+	n->symbols++;
+	s.scope = (uint8_t)scope;
+	s.name = str_dup(name, len);
+	sp->symbols[n->symbols - 1] = s;
+	if (!s.name)
+		return -ENOMEM;
+	ev->symbol = &sp->symbols[n->symbols - 1];
+	ev->id = n->symbols;
+	ev->type = PROF_EV_SYMBOL;
+	return 0;
+}
+
+static int decode_trailer(struct prof_spool *sp, struct cursor *c, bool apply,
+			  struct prof_event *ev)
+{
+	struct prof_counters *k = &sp->counters;
+	uint64_t key, v;
+
+	while (c->p < c->end) {
+		if (!get_u(c, &key) || !get_u(c, &v))
+			return -EBADMSG;
+		if (!apply)
+			continue;
+		switch (key) {
+		case SPOOL_CNT_SAMPLES: k->samples = v; break;
+		case SPOOL_CNT_SAMPLE_EVENTS: k->sample_events = v; break;
+		case SPOOL_CNT_EMPTY_STACKS: k->empty_stacks = v; break;
+		case SPOOL_CNT_TRUNCATED_STACKS: k->truncated_stacks = v; break;
+		case SPOOL_CNT_PROCESSES: k->processes = v; break;
+		case SPOOL_CNT_THREADS: k->threads = v; break;
+		case SPOOL_CNT_LIFECYCLE_GAPS: k->lifecycle_gaps = v; break;
+		case SPOOL_CNT_RECONCILIATIONS: k->reconciliations = v; break;
+		case SPOOL_CNT_MONO_END: k->mono_end_ns = v; break;
+		case SPOOL_CNT_WALL_END: k->wall_end_ns = v; break;
+		default:
+			if (key > SPOOL_CNT_LOST_BASE && key < SPOOL_CNT_LOST_BASE + PROF_LOST__COUNT)
+				k->lost[key - SPOOL_CNT_LOST_BASE] = v;
+			else if (key > SPOOL_CNT_UNWIND_BASE &&
+				 key < SPOOL_CNT_UNWIND_BASE + PROF_UNWIND__COUNT)
+				k->unwind_errors[key - SPOOL_CNT_UNWIND_BASE] = v;
+			/* other keys come from a newer writer: ignored */
+		}
+	}
+	if (!apply)
+		return 0;
+	ev->counters = k;
+	ev->type = PROF_EV_TRAILER;
+	return 0;
+}
+
+int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *n, bool apply,
+		  struct prof_event *ev)
+{
+	struct cursor body;
+	uint64_t tag, len;
+	int r;
+
+	if (!get_u(c, &tag) || !get_u(c, &len))
+		return -EBADMSG;
+	if (len > (uint64_t)(c->end - c->p)) {
+		c->err = "record runs past its block";
+		return -EBADMSG;
+	}
+	body = (struct cursor){ .p = c->p, .end = c->p + len };
+	c->p += len;
+	if (n->trailer) {
+		c->err = "record after the trailer";
+		return -EBADMSG;
+	}
+	if ((n->records == 0) != (tag == SPOOL_TAG_META)) {
+		c->err = n->records ? "a second META record" : "the first record is not META";
+		return -EBADMSG;
+	}
+	n->records++;
+	memset(ev, 0, sizeof(*ev));
+	switch (tag) {
+	case SPOOL_TAG_META:
+		r = decode_meta(sp, &body, apply);
+		break;
+	case SPOOL_TAG_PROCESS:
+		r = decode_process(sp, &body, n, apply, ev);
+		break;
+	case SPOOL_TAG_THREAD:
+		r = decode_thread(sp, &body, n, apply, ev);
+		break;
+	case SPOOL_TAG_THREAD_NAME:
+	case SPOOL_TAG_EXEC:
+	case SPOOL_TAG_PROCESS_EXIT:
+	case SPOOL_TAG_THREAD_EXIT:
+	case SPOOL_TAG_MODULE_RETIRE:
+		r = decode_change(sp, &body, (enum spool_tag)tag, n, apply, ev);
+		break;
+	case SPOOL_TAG_MODULE:
+		r = decode_module(sp, &body, n, apply, ev);
+		break;
+	case SPOOL_TAG_FRAME:
+		r = decode_frame(sp, &body, n, apply, ev);
+		break;
+	case SPOOL_TAG_STACK:
+		r = decode_stack(sp, &body, n, apply, ev);
+		break;
+	case SPOOL_TAG_SAMPLE:
+		r = decode_sample(sp, &body, n, apply, ev);
+		break;
+	case SPOOL_TAG_LOST:
+		r = decode_lost(sp, &body, apply, ev);
+		break;
+	case SPOOL_TAG_SYMBOL:
+		r = decode_symbol(sp, &body, n, apply, ev);
+		break;
+	case SPOOL_TAG_TRAILER:
+		r = decode_trailer(sp, &body, apply, ev);
+		n->trailer = true;
+		break;
+	default:
+		if (tag >= SPOOL_TAG_OPTIONAL)
+			return 0;
+		c->err = "unknown record kind";
+		return -EBADMSG;
+	}
+	if (r == -EBADMSG)
+		c->err = body.err;
+	return r;
+}

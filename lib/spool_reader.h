@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spool_reader.h - the reader's state, shared by spool_read.c (files and
+ * blocks) and spool_decode.c (records).  Private to lib/.
+ */
+#ifndef PROF_SPOOL_READER_H
+#define PROF_SPOOL_READER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "prof.h"
+
+/* How many definitions of each kind exist; the dry run advances a copy. */
+struct spool_counts {
+	uint32_t processes, threads, modules, frames, stacks, symbols;
+	uint64_t records;
+	bool trailer;
+};
+
+struct prof_spool {
+	int fd;
+	char *name;
+	uint64_t offset;	/* start of the next block */
+	uint64_t file_size;
+	uint64_t blocks;
+	enum prof_spool_state state;
+	char reason[256];
+
+	uint8_t *stored;	/* payload as stored */
+	size_t stored_cap;
+	uint8_t *raw;		/* records of the current block */
+	size_t raw_cap, raw_len, pos;
+
+	struct prof_meta meta;
+	char **argv;
+	int32_t *pids;
+
+	struct spool_counts n;	/* what has been applied */
+	struct prof_process *processes;
+	size_t processes_cap;
+	struct prof_thread *threads;
+	size_t threads_cap;
+	struct prof_module *modules;
+	size_t modules_cap;
+	struct prof_frame *frames;
+	size_t frames_cap;
+	struct prof_stack_node *stacks;
+	size_t stacks_cap;
+	struct prof_symbol *symbols;
+	size_t symbols_cap;
+
+	uint64_t clock;		/* in time units */
+	uint64_t last_period;
+	uint64_t nsamples;
+	struct prof_sample sample;
+	struct prof_lost lost;
+	struct prof_counters counters;
+};
+
+/* A read position inside a block's records. */
+struct cursor {
+	const uint8_t *p, *end;
+	const char *err;	/* what was wrong, for the stop reason */
+};
+
+/*
+ * Decode one record from C.  With APPLY false it only checks and advances
+ * N; with APPLY true it also updates the tables and fills EV (type 0 for a
+ * record that produces no event).  -EBADMSG with c->err set, or -ENOMEM.
+ */
+int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *n, bool apply,
+		  struct prof_event *ev);
+
+#endif /* PROF_SPOOL_READER_H */
