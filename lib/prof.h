@@ -129,9 +129,12 @@ enum prof_unwind_error {
 const char *prof_unwind_error_name(unsigned cause);
 
 /*
- * A frame.  For PROF_FRAME_USER, addr is the file-relative pc already
- * rewound to the call site for return addresses, so a symbolizer looks it
- * up as is.
+ * A frame.  For PROF_FRAME_USER, addr is the file-relative pc: the file
+ * offset the pc maps to (pc - module start + module pgoff), already rewound
+ * to the call site for return addresses, so a symbolizer looks it up as is
+ * (through the ELF program headers: vaddr = addr - p_offset + p_vaddr of the
+ * PT_LOAD segment holding it).  For KERNEL and ANON frames addr is the
+ * absolute address.
  */
 struct prof_frame {
 	uint32_t id;
@@ -420,6 +423,14 @@ const struct prof_symbol *prof_spool_symbol(const struct prof_spool *sp, uint32_
 
 /* Free the reader and close its file. */
 void prof_spool_close(struct prof_spool *sp);
+
+/* ---- symbolization and reports ----------------------------------------- */
+
+/* (report side: symbolizer, aggregation, output formats) */
+
+/* ---- recorder ----------------------------------------------------------- */
+
+/* (record side: launch, attach, poll, finish) */
 
 #ifdef __cplusplus
 }
