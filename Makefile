@@ -38,11 +38,14 @@ TARGET_CFLAGS = -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once
 LIB_SRCS := $(wildcard lib/*.c)
 CMD_SRCS := $(wildcard cmd/*.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
-TARGET_SRCS := $(wildcard tests/targets/*.c)
+# tests/targets/lib*.c are shared libraries for the targets, not programs.
+TARGET_SRCS := $(filter-out tests/targets/lib%.c,$(wildcard tests/targets/*.c))
+TARGET_LIB_SRCS := $(wildcard tests/targets/lib*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/%.o)
 CMD_OBJS := $(CMD_SRCS:%.c=$(O)/%.o)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(O)/%.o)
 TARGETS := $(TARGET_SRCS:tests/targets/%.c=$(O)/targets/%)
+TARGET_LIBS := $(TARGET_LIB_SRCS:tests/targets/%.c=$(O)/targets/%.so)
 TOOLS := $(O)/spoolgen $(O)/fuzz-replay
 
 .PHONY: all check demo install clean distclean fuzz tests
@@ -81,7 +84,11 @@ $(O)/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -lpthread -ldl
 
-tests: $(BIN) $(O)/unit-tests $(TOOLS) $(TARGETS)
+$(O)/targets/lib%.so: tests/targets/lib%.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -shared -fPIC -o $@ $<
+
+tests: $(BIN) $(O)/unit-tests $(TOOLS) $(TARGETS) $(TARGET_LIBS)
 
 check: tests
 	@.ci/deps check

@@ -1,23 +1,138 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * record.c - `prof record`: sample a program into a spool.  Recording lands
- * with the recorder in lib/ (issue 3); until then the command says so
- * rather than pretend.
+ * record.c - `prof record [OPTION...] -- COMMAND [ARG...]`: launch COMMAND
+ * suspended, record it with libprof's recorder until it and its followed
+ * descendants exit (or a signal, or -d), and pass its exit status on.
  */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cmd.h"
 #include "prof.h"
 
+enum {
+	OPT_NO_INHERIT = 0x100,
+};
+
+struct record_args {
+	struct prof_recorder_opts opts;
+	const char *output;
+	double duration;
+	bool quiet;
+	char **argv;
+	int argc;
+};
+
+static const struct argp_option record_options[] = {
+	{ "output", 'o', "FILE", 0, "write the spool to FILE (default: prof.spool)", 0 },
+	{ "freq", 'F', "HZ", 0, "sample HZ times a second, or 'max' (default: 999)", 0 },
+	{ "event", 'e', "EVENT", 0, "cpu-clock, task-clock or cycles (default: cycles, "
+				    "else cpu-clock)", 0 },
+	{ "stack-size", 's', "BYTES", 0, "user stack copied per sample; K suffix allowed "
+					 "(default: 32K, max 65528)", 0 },
+	{ "no-inherit", OPT_NO_INHERIT, NULL, 0, "do not follow child processes (threads are "
+						 "still followed)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "stop after SECONDS, sending the command SIGTERM", 0 },
+	{ "mmap-pages", 'm', "PAGES", 0, "data pages of each per-CPU ring (a power of two)", 0 },
+	{ "quiet", 'q', NULL, 0, "print nothing on stderr but errors", 0 },
+	LIST_OPTIONS_ENTRY,
+	{ 0 }
+};
+
 static struct argp record_argp;
+
+static unsigned long long parse_size(struct argp_state *state, const char *what,
+				     const char *arg)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end == 'K' || *end == 'k') {
+		v *= 1024;
+		end++;
+	}
+	if (errno || end == arg || *end || arg[0] == '-')
+		argp_error(state, "invalid %s '%s'", what, arg);
+	return v;
+}
 
 static error_t parse_record(int key, char *arg, struct argp_state *state)
 {
-	(void)arg;
-	(void)state;
+	struct record_args *a = state->input;
+	char *end;
+
 	switch (key) {
-	case ARGP_KEY_ARG:	/* accepted, so that the message below is the one seen */
+	case 'o':
+		a->output = arg;
+		break;
+	case 'F':
+		if (!strcmp(arg, "max")) {
+			a->opts.freq_max = true;
+			break;
+		}
+		a->opts.freq_hz = parse_size(state, "frequency", arg);
+		if (a->opts.freq_hz == 0)
+			argp_error(state, "invalid frequency '%s'", arg);
+		break;
+	case 'e':
+		if (!strcmp(arg, "cpu-clock"))
+			a->opts.event = PROF_EVENT_CPU_CLOCK;
+		else if (!strcmp(arg, "task-clock"))
+			a->opts.event = PROF_EVENT_TASK_CLOCK;
+		else if (!strcmp(arg, "cycles"))
+			a->opts.event = PROF_EVENT_CYCLES;
+		else
+			argp_error(state, "unknown event '%s' (cpu-clock, task-clock or cycles)", arg);
+		break;
+	case 's': {
+		unsigned long long v = parse_size(state, "stack size", arg);
+
+		if (v == 0 || v > PROF_MAX_STACK)
+			argp_error(state, "stack size '%s' is outside 1..%u bytes", arg,
+				   PROF_MAX_STACK);
+		a->opts.stack_bytes = (uint32_t)v;
+		break;
+	}
+	case OPT_NO_INHERIT:
+		a->opts.no_inherit = true;
+		break;
+	case 'd':
+		errno = 0;
+		a->duration = strtod(arg, &end);
+		if (errno || end == arg || *end || !(a->duration > 0))
+			argp_error(state, "invalid duration '%s'", arg);
+		break;
+	case 'm': {
+		unsigned long long v = parse_size(state, "page count", arg);
+
+		if (v == 0 || v > (1u << 20) || (v & (v - 1)))
+			argp_error(state, "mmap pages '%s' must be a power of two", arg);
+		a->opts.mmap_pages = (uint32_t)v;
+		break;
+	}
+	case 'q':
+		a->quiet = true;
 		break;
 	case OPT_LIST_OPTIONS:
 		list_options(&record_argp);
+		break;
+	case ARGP_KEY_ARG:
+		/* the command and its arguments: everything from here on */
+		a->argv = &state->argv[state->next - 1];
+		a->argc = state->argc - state->next + 1;
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "no command to record (prof record -- COMMAND [ARG...])");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -25,29 +140,196 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct argp_option record_options[] = {
-	LIST_OPTIONS_ENTRY,
-	{ 0 }
-};
-
 static struct argp record_argp = {
 	.options = record_options,
 	.parser = parse_record,
-	.args_doc = "[-- COMMAND [ARG...]]",
-	.doc = "Sample a program's CPU time with full call stacks into a spool."
-	       "\vNot available in this version: recording is under construction.\n\n"
-	       "Exit status: 1 not available, 64 usage error.",
+	.args_doc = "[--] COMMAND [ARG...]",
+	.doc = "Run COMMAND and sample its CPU time with full call stacks into a spool."
+	       "\vRecording ends when COMMAND and every followed descendant have exited, on "
+	       "SIGINT, SIGTERM or SIGHUP (a signal sent to prof alone is passed on to "
+	       "COMMAND), or after -d SECONDS.\n\n"
+	       "Exit status: COMMAND's own, 128+N when signal N killed it; 127 COMMAND not "
+	       "found, 126 not executable; 1 recording failed; 64 usage error.",
 };
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_from_process;
+
+static void on_signal(int sig, siginfo_t *si, void *uctx)
+{
+	(void)uctx;
+	stop_signal = sig;
+	/* a terminal's ^C reaches the command too; kill(2) reached only us */
+	stop_from_process = si->si_code == SI_USER || si->si_code == SI_QUEUE;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	size_t i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void human_bytes(char *buf, size_t len, uint64_t n)
+{
+	if (n < 10240)
+		snprintf(buf, len, "%" PRIu64 " B", n);
+	else if (n < 10u << 20)
+		snprintf(buf, len, "%.1f KiB", (double)n / 1024);
+	else
+		snprintf(buf, len, "%.1f MiB", (double)n / (1 << 20));
+}
+
+static void progress(const struct prof_recorder *rec, double start)
+{
+	struct prof_recording_summary s;
+	char size[32];
+
+	prof_recorder_summary(rec, &s);
+	human_bytes(size, sizeof(size), s.spool_bytes);
+	fprintf(stderr, "\rprof: %.1f s, %" PRIu64 " samples, %" PRIu64 " lost, %s\033[K",
+		now_s() - start, s.samples, s.lost_events, size);
+}
+
+static void print_summary(const struct prof_recording_summary *s, const char *path)
+{
+	uint64_t complete = s->samples - s->truncated_stacks - s->empty_stacks;
+	char size[32];
+
+	human_bytes(size, sizeof(size), s->spool_bytes);
+	fprintf(stderr, "prof: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " process%s, %"
+		PRIu64 " thread%s, %s%s, %.1f%% complete stacks, %s spool (%.1f B/sample): %s\n",
+		s->samples, s->lost_events, s->processes, s->processes == 1 ? "" : "es",
+		s->threads, s->threads == 1 ? "" : "s", s->event,
+		s->event_fell_back ? " (no cycles event here)" : "",
+		s->samples ? 100.0 * (double)complete / (double)s->samples : 100.0, size,
+		s->samples ? (double)s->spool_bytes / (double)s->samples : 0.0, path);
+}
+
+static int exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_FAIL;
+}
+
+/* Poll until the command and its followed descendants are done, or a stop. */
+static int record_loop(struct prof_recorder *rec, struct prof_launched *child,
+		       const struct record_args *a, int *status, bool *reaped)
+{
+	double start = now_s(), stop_at = 0, last_progress = 0;
+	bool tty = !a->quiet && isatty(2), killed = false, forwarded = false;
+	size_t active;
+	int r;
+
+	for (;;) {
+		r = prof_recorder_poll(rec, 100, NULL);
+		if (r < 0)
+			return r;
+		if (!*reaped && prof_launched_wait(child, false, status) == 1)
+			*reaped = true;
+		if (*reaped) {
+			r = prof_recorder_active_process_count(rec, &active);
+			if (r < 0)
+				return r;
+			if (active == 0)
+				return 0;
+		}
+		if (stop_signal && !forwarded) {
+			forwarded = true;
+			if (stop_from_process && stop_signal != SIGHUP && !*reaped)
+				prof_launched_kill(child, stop_signal);
+			/* give the command a moment to react, then stop regardless */
+			stop_at = now_s() + 2.0;
+		}
+		if (a->duration > 0 && !killed && now_s() - start >= a->duration) {
+			killed = true;
+			if (!*reaped)
+				prof_launched_kill(child, SIGTERM);
+			stop_at = now_s() + 2.0;
+		}
+		if (stop_at > 0 && now_s() >= stop_at)
+			return 0;
+		if (tty && now_s() - last_progress >= 0.5) {
+			progress(rec, start);
+			last_progress = now_s();
+		}
+	}
+}
 
 static int run_record(int argc, char **argv)
 {
-	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, NULL);
-	err_msg("record: not available in this version (recording is under construction)");
-	return EXIT_FAIL;
+	struct record_args a = { .output = "prof.spool" };
+	struct prof_recording_summary sum;
+	struct prof_launched *child;
+	struct prof_recorder *rec;
+	bool reaped = false;
+	int r, status = 0, code;
+
+	a.opts.sz = sizeof(a.opts);
+	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
+	set_verbosity(a.quiet ? 0 : 1);
+	a.opts.argc = (size_t)a.argc;
+	a.opts.argv = (const char *const *)a.argv;
+	install_signals();
+
+	r = prof_launch_suspended(a.argv, &child);
+	if (r < 0) {
+		err_msg("%s", prof_errmsg());
+		return EXIT_FAIL;
+	}
+	r = prof_recorder_attach(prof_launched_pid(child), a.output, PROF_ATTACH_ON_EXEC, &a.opts,
+				 &rec);
+	if (r < 0) {
+		err_msg("%s", prof_errmsg());
+		prof_launched_free(child);
+		return EXIT_FAIL;
+	}
+	r = prof_launched_release(child);
+	if (r < 0) {
+		err_msg("%s", prof_errmsg());
+		prof_recorder_free(rec);
+		prof_launched_free(child);
+		return r == -ENOENT ? 127 : 126;
+	}
+	r = record_loop(rec, child, &a, &status, &reaped);
+	if (isatty(2) && !a.quiet)
+		fprintf(stderr, "\r\033[K");
+	if (r < 0)
+		err_msg("%s", prof_errmsg());
+	code = prof_recorder_finish(rec, &sum);
+	if (code < 0) {
+		err_msg("%s", prof_errmsg());
+		r = code;
+	}
+	if (!a.quiet)
+		print_summary(&sum, a.output);
+	if (!reaped && !stop_signal)
+		reaped = prof_launched_wait(child, true, &status) == 1;
+	prof_launched_free(child);
+	if (r < 0)
+		return EXIT_FAIL;
+	if (!reaped)
+		return stop_signal ? 128 + stop_signal : EXIT_FAIL;
+	return exit_status(status);
 }
 
 const struct prof_cmd cmd_record = {
 	.name = "record",
-	.summary = "sample a program into a spool (under construction)",
+	.summary = "run a command and sample it into a spool",
 	.main = run_record,
 };

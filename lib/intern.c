@@ -87,3 +87,17 @@ int intern_insert(struct intern_map *m, uint64_t a, uint64_t b, uint32_t id)
 	m->used++;
 	return 0;
 }
+
+int intern_set(struct intern_map *m, uint64_t a, uint64_t b, uint32_t id)
+{
+	size_t i;
+
+	for (i = m->slots ? intern_hash(a, b) & m->mask : 0; m->slots && m->slots[i].id;
+	     i = (i + 1) & m->mask) {
+		if (m->slots[i].a == a && m->slots[i].b == b) {
+			m->slots[i].id = id;
+			return 0;
+		}
+	}
+	return intern_insert(m, a, b, id);
+}

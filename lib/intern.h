@@ -29,4 +29,7 @@ uint32_t intern_find(const struct intern_map *m, uint64_t a, uint64_t b);
 /* Store ID (> 0) for (A, B), which must not be present.  0 or -ENOMEM. */
 int intern_insert(struct intern_map *m, uint64_t a, uint64_t b, uint32_t id);
 
+/* Store ID (> 0) for (A, B), replacing what was there.  0 or -ENOMEM. */
+int intern_set(struct intern_map *m, uint64_t a, uint64_t b, uint32_t id);
+
 #endif /* PROF_INTERN_H */

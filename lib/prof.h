@@ -426,11 +426,258 @@ void prof_spool_close(struct prof_spool *sp);
 
 /* ---- symbolization and reports ----------------------------------------- */
 
-/* (report side: symbolizer, aggregation, output formats) */
+#include <stdio.h>	/* FILE, for prof_report_write() */
+
+/*
+ * A frame as people read it.  FUNCTION is a symbol name when FOUND, else a
+ * stand-in that still tells frames apart: "ladder+0x1234" (module basename
+ * and file offset) for a user frame without a symbol, "0xffffffff81000010"
+ * for a kernel or anonymous frame, "[truncated: stack-copy]" for where an
+ * unwind stopped (prof_unwind_error_name() of its cause).  MODULE is the
+ * basename of the module's path, "[kernel]", "[anon]", or "" for a
+ * truncation marker.  Strings are lent by the symbolizer.
+ */
+struct prof_resolved_frame {
+	const char *function;
+	const char *module;
+	uint64_t offset;	/* how far into the symbol the address lies; 0 without one */
+	bool found;		/* FUNCTION is a symbol name */
+};
+
+struct prof_symbolizer;
+
+/*
+ * A symbolizer over the definitions of SP (which must outlive it).  It
+ * reads SP's tables at each call, so it also sees modules, frames and
+ * symbol records read after its creation.  Names come, in this order, from
+ * the spool's symbol records of the frame's scope (kernel, process or
+ * module: they win, being what the recording saw), then for user frames
+ * from the ELF file at the module's path (.symtab, else .dynsym).  ELF files
+ * are opened on first need, once per (path, build-id).  A file that cannot
+ * be read, or whose build-id differs from the module record's, is reported
+ * once through the log callback at PROF_LOG_WARN (its names are still
+ * used on a mismatch).  Returns 0 and *ret, or -EINVAL (SP NULL), -ENOMEM.
+ */
+int prof_symbolizer_new(const struct prof_spool *sp, struct prof_symbolizer **ret);
+
+/*
+ * Resolve the frame with spool id FRAME.  Each frame is resolved once and
+ * then served from a cache (reset when new symbol records were read).  The
+ * strings of *RET stay valid until prof_symbolizer_free() or
+ * prof_spool_close(), whichever comes first.  Returns 0, or -EINVAL for an
+ * id that is not a defined frame, -ENOMEM.  A missing or damaged file is
+ * not an error: the frame gets a stand-in name (and a warning is logged).
+ */
+int prof_symbolizer_frame(struct prof_symbolizer *s, uint32_t frame,
+			  struct prof_resolved_frame *ret);
+
+/* Close the ELF files and free S. */
+void prof_symbolizer_free(struct prof_symbolizer *s);
+
+/*
+ * A profile: samples counted per leaf stack node, the input of every
+ * report.  It holds counts only (no names), so it is cheap to fill while
+ * reading a spool.
+ */
+struct prof_profile;
+
+/* An empty profile.  0 and *ret, or -ENOMEM. */
+int prof_profile_new(struct prof_profile **ret);
+
+/* Count the sample S (its stack; 0 is the empty stack).  0 or -ENOMEM. */
+int prof_profile_add_sample(struct prof_profile *p, const struct prof_sample *s);
+
+/*
+ * Read every record of SP that is left (prof_spool_next() until it returns
+ * 0) and count its samples.  0 when the spool has nothing more to give now
+ * (see prof_spool_status() for why), or -ENOMEM.
+ */
+int prof_profile_read(struct prof_profile *p, struct prof_spool *sp);
+
+/* Samples counted so far, and the times of the first and last (0 if none). */
+uint64_t prof_profile_samples(const struct prof_profile *p);
+uint64_t prof_profile_first_ns(const struct prof_profile *p);
+uint64_t prof_profile_last_ns(const struct prof_profile *p);
+
+void prof_profile_free(struct prof_profile *p);
+
+enum prof_report_format {
+	PROF_REPORT_TOP = 0,	/* header, then functions by self samples */
+	PROF_REPORT_TREE,	/* header, then the call tree from the roots */
+	PROF_REPORT_FOLDED,	/* "root;...;leaf COUNT" lines, no header */
+	PROF_REPORT__COUNT
+};
+
+/* The name of a format ("top", "tree", "folded"), or NULL. */
+const char *prof_report_format_name(unsigned format);
+
+/* The format named NAME, or -EINVAL (with the message set). */
+int prof_report_format_parse(const char *name);
+
+struct prof_report_opts {
+	size_t sz;			/* sizeof(struct prof_report_opts) */
+	enum prof_report_format format;
+	const char *title;		/* header line "# prof report of TITLE"; NULL: none */
+	long limit;			/* top: rows shown; 0: 30; < 0: all */
+	double min_percent;		/* top and tree: hide what has less of the total
+					 * samples (0 hides nothing; prof report's
+					 * default is 0.5) */
+};
+
+/*
+ * Write the report of profile P, recorded in SP, to OUT in the format of
+ * OPTS (NULL: top, 30 rows, nothing hidden).  Top and tree begin with a
+ * header of SP's metadata and counters; the function and module names
+ * come from SYM.  Sample counts are exact: folded counts sum to the
+ * profile's samples, and so do the top view's self counts, samples
+ * without a stack being named "[empty stack]".  Returns 0, or -EINVAL
+ * (bad opts), -ENOMEM, -EIO when writing to OUT failed.
+ */
+int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
+		      struct prof_symbolizer *sym, const struct prof_report_opts *opts);
 
 /* ---- recorder ----------------------------------------------------------- */
 
-/* (record side: launch, attach, poll, finish) */
+/*
+ * Launching a program suspended before exec, so that its events exist
+ * before its first instruction (enable_on_exec).
+ */
+struct prof_launched;
+
+/*
+ * Fork a child that waits before execvp(ARGV[0], ARGV).  Returns 0 and
+ * *ret, or -errno (fork or pipe failure).
+ */
+int prof_launch_suspended(char *const argv[], struct prof_launched **ret);
+
+pid_t prof_launched_pid(const struct prof_launched *l);
+
+/*
+ * Let the child exec.  0 once the exec succeeded; -ENOENT (status 127) or
+ * another -errno such as -EACCES (status 126) when it failed, with the
+ * message naming the command; the child is then reaped.
+ */
+int prof_launched_release(struct prof_launched *l);
+
+/*
+ * Reap the child: 1 with its wait status in *ret_status when it ended, 0
+ * when it still runs (only without BLOCK), or -errno.
+ */
+int prof_launched_wait(struct prof_launched *l, bool block, int *ret_status);
+
+/* Send SIG to the child while it has not been reaped.  0 or -errno. */
+int prof_launched_kill(struct prof_launched *l, int sig);
+
+/* Free L; a child never released is told to exit and reaped. */
+void prof_launched_free(struct prof_launched *l);
+
+enum prof_event_kind {
+	PROF_EVENT_DEFAULT = 0,	/* cycles, else cpu-clock where there is no PMU */
+	PROF_EVENT_CPU_CLOCK,
+	PROF_EVENT_TASK_CLOCK,
+	PROF_EVENT_CYCLES,
+};
+
+enum prof_attach_mode {
+	PROF_ATTACH_STOP_WHILE_ATTACHING,	/* a running process (not yet supported) */
+	PROF_ATTACH_ON_EXEC,		/* a launched child, before its exec */
+};
+
+#define PROF_DEFAULT_FREQ 999
+#define PROF_DEFAULT_STACK (32u << 10)
+#define PROF_MAX_STACK 65528u	/* the kernel's limit for a user stack copy */
+
+struct prof_recorder_opts {
+	size_t sz;			/* sizeof(struct prof_recorder_opts) */
+	uint64_t freq_hz;		/* 0: PROF_DEFAULT_FREQ */
+	bool freq_max;			/* sample at the kernel's maximum rate */
+	enum prof_event_kind event;
+	uint32_t stack_bytes;		/* 0: PROF_DEFAULT_STACK; rounded up to 8 */
+	bool no_inherit;		/* follow new threads, not new processes */
+	uint32_t mmap_pages;		/* data pages per ring; 0: sized from stack and rate */
+	size_t argc;			/* the command line, for the spool's metadata */
+	const char *const *argv;
+};
+
+struct prof_poll_summary {
+	uint64_t samples;		/* written during this call */
+	uint64_t lost_events;
+};
+
+struct prof_recording_summary {
+	uint64_t sample_events;		/* samples the kernel delivered */
+	uint64_t samples;		/* samples written */
+	uint64_t lost_events;
+	uint64_t lifecycle_gaps;
+	uint64_t reconciliations;
+	uint64_t empty_stacks;
+	uint64_t truncated_stacks;
+	uint64_t unwind_errors[PROF_UNWIND__COUNT];
+	uint64_t processes;
+	uint64_t threads;
+	const char *event;		/* the event that ran, e.g. "cpu-clock" */
+	bool event_fell_back;		/* cycles was asked for (or default) but unsupported */
+	uint64_t freq_hz;
+	uint32_t stack_bytes;
+	uint64_t ring_bytes;		/* data bytes of each ring */
+	uint64_t spool_bytes;
+	uint64_t duration_ns;
+};
+
+struct prof_recorder;
+
+/* The kernel's current maximum sample rate (perf_event_max_sample_rate). */
+int prof_max_sample_rate(uint64_t *ret);
+
+/*
+ * Start recording PID into a new spool at SPOOL_PATH.  The spool is
+ * written under a temporary name in the same directory and renamed over
+ * SPOOL_PATH by prof_recorder_finish(), so an existing spool survives a
+ * failed run.  Errors: -EINVAL (options: a rate above the kernel maximum
+ * names the maximum), -ENOTSUP (attach mode), -EACCES/-EPERM (perf denied:
+ * the message names kernel.perf_event_paranoid), -ESRCH, file errors.
+ */
+int prof_recorder_attach(pid_t pid, const char *spool_path, enum prof_attach_mode mode,
+			 const struct prof_recorder_opts *opts, struct prof_recorder **ret);
+
+/* The same, writing the spool into a caller-owned sink. */
+int prof_recorder_attach_writer(pid_t pid, const struct prof_writer *sink,
+				enum prof_attach_mode mode, const struct prof_recorder_opts *opts,
+				struct prof_recorder **ret);
+
+/* Enable sampling (ON_EXEC events enable themselves at the exec).  0 or -errno. */
+int prof_recorder_enable(struct prof_recorder *rec);
+
+/*
+ * Wait at most TIMEOUT_MS for data, then drain every ring and process what
+ * is ordered.  A signal ends the wait early (not an error).  0 or -errno
+ * (unwinding never fails a poll; spool write errors do).
+ */
+int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_poll_summary *ret);
+
+/* Whether records are queued or a ring had data at the last poll. */
+bool prof_recorder_has_pending_events(const struct prof_recorder *rec);
+
+/* Drain everything, process it all, and flush the spool.  0 or -errno. */
+int prof_recorder_flush(struct prof_recorder *rec);
+
+void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret);
+
+/* Liveness of recorded processes (exit records, then /proc).  0 or -errno. */
+int prof_recorder_process_is_active(struct prof_recorder *rec, pid_t pid, bool *ret);
+int prof_recorder_has_active_processes_except(struct prof_recorder *rec, pid_t pid, bool *ret);
+int prof_recorder_active_process_count(struct prof_recorder *rec, size_t *ret);
+
+/*
+ * Disable, drain, write the trailer, flush and close (renaming the spool
+ * into place), then free REC.  Returns the first error; later ones are
+ * appended to prof_errmsg() as context.  The counters go to *ret (may be
+ * NULL) in every case.
+ */
+int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summary *ret);
+
+/* Best-effort disable and free, without a trailer; a temporary spool is removed. */
+void prof_recorder_free(struct prof_recorder *rec);
 
 #ifdef __cplusplus
 }

@@ -25,3 +25,12 @@ spool() {
 	"$SPOOLGEN" "$@" "$out"
 	echo "$out"
 }
+
+# perf events for our own children: root, or kernel.perf_event_paranoid <= 1
+require_perf_events() {
+	local paranoid
+	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
+	if [ "$(id -u)" -ne 0 ] && [ "$paranoid" -gt 1 ]; then
+		skip_or_fail "perf events unavailable (perf_event_paranoid=$paranoid, not root)"
+	fi
+}

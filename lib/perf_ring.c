@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf_ring.c - the reader side of a perf mmap ring, following the
+ * kernel's protocol: load data_head with acquire ordering, read records up
+ * to it, then store data_tail with release ordering so the kernel may
+ * reuse the space.  A record that wraps around the end of the data area is
+ * copied into a buffer so callers always see it contiguous.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "perf_ring.h"
+
+int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+	      unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+int perf_ring_map(struct perf_ring *r, int fd, int cpu, size_t data_pages)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *base;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->cpu = cpu;
+	base = mmap(NULL, (data_pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	r->base = base;
+	r->page_size = page;
+	r->data_size = data_pages * page;
+	return 0;
+}
+
+void perf_ring_unmap(struct perf_ring *r)
+{
+	if (r->base)
+		munmap(r->base, r->data_size + r->page_size);
+	free(r->copy);
+	r->base = NULL;
+	r->copy = NULL;
+	r->copy_cap = 0;
+}
+
+bool perf_ring_begin(struct perf_ring *r)
+{
+	struct perf_event_mmap_page *meta = r->base;
+
+	r->head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	r->tail = meta->data_tail;
+	return r->head != r->tail;
+}
+
+const struct perf_event_header *perf_ring_next(struct perf_ring *r)
+{
+	uint8_t *data = (uint8_t *)r->base + r->page_size;
+	size_t mask = r->data_size - 1, off, size, first;
+	struct perf_event_header h;
+
+	if (r->head - r->tail < sizeof(h))
+		return NULL;
+	off = (size_t)(r->tail & mask);
+	/* the header itself may wrap: copy it out byte-safe */
+	first = r->data_size - off;
+	if (first >= sizeof(h)) {
+		memcpy(&h, data + off, sizeof(h));
+	} else {
+		memcpy(&h, data + off, first);
+		memcpy((uint8_t *)&h + first, data, sizeof(h) - first);
+	}
+	size = h.size;
+	if (size < sizeof(h) || size > r->head - r->tail) {
+		/* a torn or bogus record: drop the rest of this pass */
+		r->tail = r->head;
+		return NULL;
+	}
+	r->tail += size;
+	if (first >= size)
+		return (const struct perf_event_header *)(data + off);
+	if (size > r->copy_cap) {
+		void *p = realloc(r->copy, size);
+
+		if (!p) {
+			r->tail = r->head;
+			return NULL;
+		}
+		r->copy = p;
+		r->copy_cap = size;
+	}
+	memcpy(r->copy, data + off, first);
+	memcpy(r->copy + first, data, size - first);
+	return (const struct perf_event_header *)r->copy;
+}
+
+void perf_ring_end(struct perf_ring *r)
+{
+	struct perf_event_mmap_page *meta = r->base;
+
+	__atomic_store_n(&meta->data_tail, r->tail, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * process.c - process and thread tracking for the recorder.  A pid names
+ * a process only until it is reused, so every table entry is a new spool
+ * id; the pid and tid indexes point at the latest one.  Modules are written
+ * to the spool lazily, when a sample first needs them, and retired when an
+ * mmap replaces them, the process execs, or it exits.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "process.h"
+#include "proc_maps.h"
+
+#define RETIRE_MAX 256
+
+void pt_init(struct proc_table *pt, struct prof_spool_writer *w)
+{
+	memset(pt, 0, sizeof(*pt));
+	intern_init(&pt->pid_index);
+	intern_init(&pt->tid_index);
+	pt->w = w;
+}
+
+void pt_release(struct proc_table *pt)
+{
+	size_t i;
+
+	for (i = 0; i < pt->nprocs; i++) {
+		as_release(&pt->procs[i]->as);
+		free(pt->procs[i]);
+	}
+	free(pt->procs);
+	free(pt->thrs);
+	intern_release(&pt->pid_index);
+	intern_release(&pt->tid_index);
+}
+
+struct proc *pt_find_process(struct proc_table *pt, pid_t pid)
+{
+	uint32_t i = intern_find(&pt->pid_index, (uint32_t)pid, 0);
+
+	return i ? pt->procs[i - 1] : NULL;
+}
+
+static struct thr *find_thread(struct proc_table *pt, pid_t tid)
+{
+	uint32_t i = intern_find(&pt->tid_index, (uint32_t)tid, 0);
+
+	return i ? &pt->thrs[i - 1] : NULL;
+}
+
+static void read_exe(pid_t pid, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, buf, len - 1);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+static int retire(struct proc_table *pt, const uint32_t *ids, size_t n, uint64_t time)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < n; i++) {
+		r = prof_spool_retire_module(pt->w, ids[i], time);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_mapping(struct proc_table *pt, struct proc *p, const struct map_entry *e,
+		       uint64_t time)
+{
+	uint32_t retired[RETIRE_MAX];
+	size_t n = RETIRE_MAX;
+	struct as_module m;
+	int r;
+
+	r = as_describe(p->pid, e->start, e->end, e->pgoff, e->dev_major, e->dev_minor, e->inode,
+			e->path, &m);
+	if (r < 0)
+		return r;
+	r = as_add(&p->as, &m, retired, &n);
+	if (r < 0) {
+		free(m.path);
+		if (m.open_path != m.path)
+			free(m.open_path);
+		return r;
+	}
+	return retire(pt, retired, n, time);
+}
+
+static bool is_code_mapping(const struct map_entry *e)
+{
+	/* file-backed or the vDSO; [vsyscall] is not unwindable and never mapped to us */
+	return e->exec && (e->path[0] == '/' || !strcmp(e->path, "[vdso]"));
+}
+
+int pt_refresh_maps(struct proc_table *pt, struct proc *p, uint64_t time)
+{
+	struct map_entry *maps;
+	int n, i, r = 0;
+
+	n = maps_read(p->pid, &maps);
+	if (n < 0)
+		return n == -ESRCH ? 0 : n;
+	for (i = 0; i < n && r >= 0; i++) {
+		struct as_module *have;
+
+		if (!is_code_mapping(&maps[i]))
+			continue;
+		have = as_find(&p->as, maps[i].start);
+		if (have && have->start == maps[i].start && have->end == maps[i].end &&
+		    have->inode == maps[i].inode)
+			continue;
+		r = add_mapping(pt, p, &maps[i], time);
+	}
+	maps_free(maps, n);
+	return r;
+}
+
+static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char *comm,
+		       const char *exe, uint64_t time, struct proc **ret)
+{
+	struct proc *p;
+	void *arr = pt->procs;
+	int64_t id;
+	int r;
+
+	r = grow_array(&arr, &pt->procs_cap, pt->nprocs + 1, sizeof(*pt->procs));
+	pt->procs = arr;
+	if (r < 0)
+		return r;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return error_setx(-ENOMEM, "out of memory");
+	p->pid = pid;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	as_init(&p->as, pid);
+	id = prof_spool_add_process(pt->w, &(struct prof_process){ .pid = pid, .ppid = ppid,
+								   .time_ns = time,
+								   .comm = comm, .exe = exe });
+	if (id < 0) {
+		free(p);
+		return (int)id;
+	}
+	p->spool_id = (uint32_t)id;
+	pt->procs[pt->nprocs++] = p;
+	r = intern_set(&pt->pid_index, (uint32_t)pid, 0, (uint32_t)pt->nprocs);
+	if (r < 0)
+		return r;
+	pt->live_processes++;
+	*ret = p;
+	return 0;
+}
+
+int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, struct proc **ret)
+{
+	struct proc *p = pt_find_process(pt, pid);
+	char comm[16] = "", exe[PATH_MAX];
+	pid_t ppid = 0;
+	int r;
+
+	if (p && !p->exited) {
+		*ret = p;
+		return 0;
+	}
+	if (proc_stat(pid, comm, &ppid, NULL) < 0)
+		snprintf(comm, sizeof(comm), "%d", (int)pid);
+	read_exe(pid, exe, sizeof(exe));
+	r = new_process(pt, pid, ppid, comm, exe, time, &p);
+	if (r < 0)
+		return r;
+	if (snapshot) {
+		r = pt_refresh_maps(pt, p, time);
+		if (r < 0)
+			return r;
+	}
+	*ret = p;
+	return 0;
+}
+
+static int new_thread(struct proc_table *pt, struct proc *p, pid_t tid, const char *name,
+		      uint64_t time, struct thr **ret)
+{
+	void *arr = pt->thrs;
+	struct thr *t;
+	int64_t id;
+	int r;
+
+	r = grow_array(&arr, &pt->thrs_cap, pt->nthrs + 1, sizeof(*pt->thrs));
+	pt->thrs = arr;
+	if (r < 0)
+		return r;
+	id = prof_spool_add_thread(pt->w, &(struct prof_thread){ .process = p->spool_id,
+								 .tid = tid, .time_ns = time,
+								 .name = name });
+	if (id < 0)
+		return (int)id;
+	t = &pt->thrs[pt->nthrs++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->spool_id = (uint32_t)id;
+	t->proc = p;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	r = intern_set(&pt->tid_index, (uint32_t)tid, 0, (uint32_t)pt->nthrs);
+	if (r < 0)
+		return r;
+	*ret = t;
+	return 0;
+}
+
+static void read_thread_name(pid_t pid, pid_t tid, char name[16], const char *fallback)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (f && fgets(name, 16, f)) {
+		name[strcspn(name, "\n")] = '\0';
+	} else {
+		snprintf(name, 16, "%s", fallback);
+	}
+	if (f)
+		fclose(f);
+}
+
+int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct thr **ret)
+{
+	struct thr *t = find_thread(pt, tid);
+	struct proc *p;
+	char name[16];
+	int r;
+
+	if (t && !t->exited && t->proc->pid == pid && !t->proc->exited) {
+		*ret = t;
+		return 0;
+	}
+	r = pt_process(pt, pid, time, true, &p);
+	if (r < 0)
+		return r;
+	read_thread_name(pid, tid, name, p->comm);
+	return new_thread(pt, p, tid, name, time, ret);
+}
+
+int pt_fork(struct proc_table *pt, pid_t pid, pid_t ppid, pid_t tid, uint64_t time)
+{
+	struct proc *parent, *child;
+	struct thr *t;
+	int r;
+
+	if (pid == ppid) {	/* a new thread: its name is its creator's until renamed */
+		r = pt_process(pt, pid, time, true, &parent);
+		if (r < 0)
+			return r;
+		t = find_thread(pt, tid);
+		if (t && !t->exited && t->proc == parent)
+			return 0;
+		return new_thread(pt, parent, tid, parent->comm, time, &t);
+	}
+	if (pt->no_children)
+		return 0;	/* its parent's events did not pass to it: nothing will come */
+	r = pt_process(pt, ppid, time, true, &parent);
+	if (r < 0)
+		return r;
+	child = pt_find_process(pt, pid);
+	if (child && !child->exited)
+		return 0;	/* already known (seen through a sample first) */
+	char exe[PATH_MAX];
+
+	read_exe(ppid, exe, sizeof(exe));
+	r = new_process(pt, pid, ppid, parent->comm, exe, time, &child);
+	if (r < 0)
+		return r;
+	/* the child starts with its parent's mappings; no mmap record will say so */
+	r = as_clone(&child->as, &parent->as);
+	if (r < 0)
+		return r;
+	return new_thread(pt, child, tid, parent->comm, time, &t);
+}
+
+int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool exec,
+	    uint64_t time)
+{
+	uint32_t retired[RETIRE_MAX];
+	size_t n = RETIRE_MAX;
+	char exe[PATH_MAX];
+	struct proc *p;
+	struct thr *t;
+	int r;
+
+	if (exec) {
+		p = pt_find_process(pt, pid);
+		if (!p || p->exited)
+			/* first sight: the mmap records of the new image follow */
+			return pt_process(pt, pid, time, false, &p) ?: pt_thread(pt, pid, tid, time, &t);
+		as_clear(&p->as, retired, &n);
+		r = retire(pt, retired, n, time);
+		if (r < 0)
+			return r;
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+		read_exe(pid, exe, sizeof(exe));
+		r = prof_spool_add_exec(pt->w, p->spool_id, time, comm, exe);
+		if (r < 0)
+			return r;
+	}
+	r = pt_thread(pt, pid, tid, time, &t);
+	if (r < 0 || !strncmp(t->name, comm, sizeof(t->name) - 1))
+		return r;
+	snprintf(t->name, sizeof(t->name), "%s", comm);
+	return prof_spool_rename_thread(pt->w, t->spool_id, time, comm);
+}
+
+int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time)
+{
+	size_t i;
+	int r;
+
+	if (p->exited)
+		return 0;
+	p->exited = true;
+	pt->live_processes--;
+	for (i = 0; i < pt->nthrs; i++)
+		if (pt->thrs[i].proc == p)
+			pt->thrs[i].exited = true;
+	r = prof_spool_add_process_exit(pt->w, p->spool_id, time);
+	/* nothing will be unwound here again: drop the modules and libdwfl state */
+	as_release(&p->as);
+	return r;
+}
+
+int pt_exit(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time)
+{
+	struct proc *p = pt_find_process(pt, pid);
+	struct thr *t = find_thread(pt, tid);
+	int r = 0;
+
+	if (t && !t->exited && t->proc->pid == pid) {
+		t->exited = true;
+		r = prof_spool_add_thread_exit(pt->w, t->spool_id, time);
+	}
+	if (r >= 0 && p && pid == tid)
+		r = pt_process_exit(pt, p, time);
+	return r;
+}
+
+int pt_mmap(struct proc_table *pt, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+	    uint32_t maj, uint32_t min, uint64_t inode, const char *path, uint64_t time)
+{
+	struct map_entry e = { .start = start, .end = start + len, .pgoff = pgoff,
+			       .dev_major = maj, .dev_minor = min, .inode = inode, .exec = true,
+			       .path = (char *)path };
+	struct proc *p;
+	int r;
+
+	if (!is_code_mapping(&e))
+		return 0;	/* anonymous code (JIT) is named by frames, not modules */
+	r = pt_process(pt, pid, time, false, &p);
+	if (r < 0)
+		return r;
+	return add_mapping(pt, p, &e, time);
+}
+
+int64_t pt_module_id(struct proc_table *pt, struct proc *p, struct as_module *m)
+{
+	struct prof_module rec = {
+		.process = p->spool_id, .start = m->start, .end = m->end, .pgoff = m->pgoff,
+		.dev_major = m->dev_major, .dev_minor = m->dev_minor, .inode = m->inode,
+		.build_id_len = m->build_id_len, .path = m->path,
+	};
+	int64_t id;
+
+	if (m->spool_id)
+		return m->spool_id;
+	memcpy(rec.build_id, m->build_id, m->build_id_len);
+	if (m->vdso)
+		rec.flags |= PROF_MODULE_VDSO;
+	if (m->open_path && m->open_path != m->path && !m->vdso)
+		rec.flags |= PROF_MODULE_DELETED;
+	id = prof_spool_add_module(pt->w, &rec);
+	if (id > 0)
+		m->spool_id = (uint32_t)id;
+	return id;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * process.h - the processes and threads a recording follows: their spool
+ * ids, names, address spaces, and lifecycle (fork, exec, exit, rename,
+ * mmap), each change written to the spool as it is applied.
+ */
+#ifndef PROF_PROCESS_H
+#define PROF_PROCESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "intern.h"
+#include "unwind.h"
+
+struct proc {
+	pid_t pid;
+	uint32_t spool_id;
+	bool exited;
+	char comm[16];
+	uint64_t maps_refreshed_ns;	/* last /proc/PID/maps re-read (throttle) */
+	struct addr_space as;
+};
+
+struct thr {
+	pid_t tid;
+	uint32_t spool_id;
+	struct proc *proc;
+	bool exited;
+	char name[16];
+};
+
+struct proc_table {
+	struct proc **procs;		/* every process ever seen (pointers stay put) */
+	size_t nprocs, procs_cap;
+	struct thr *thrs;
+	size_t nthrs, thrs_cap;
+	struct intern_map pid_index;	/* pid -> 1 + index of its latest process */
+	struct intern_map tid_index;	/* tid -> 1 + index of its latest thread */
+	struct prof_spool_writer *w;
+	uint64_t live_processes;
+	bool no_children;		/* a fork into a new process is not followed */
+};
+
+void pt_init(struct proc_table *pt, struct prof_spool_writer *w);
+void pt_release(struct proc_table *pt);
+
+/* The live process PID, created (with a /proc snapshot if SNAPSHOT) if needed. */
+int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, struct proc **ret);
+/* The live thread TID of PID, created if needed. */
+int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct thr **ret);
+
+/* The latest process of PID, alive or not, or NULL. */
+struct proc *pt_find_process(struct proc_table *pt, pid_t pid);
+
+int pt_fork(struct proc_table *pt, pid_t pid, pid_t ppid, pid_t tid, uint64_t time);
+int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool exec,
+	    uint64_t time);
+int pt_exit(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time);
+int pt_mmap(struct proc_table *pt, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+	    uint32_t maj, uint32_t min, uint64_t inode, const char *path, uint64_t time);
+
+/* Add the executable mappings of /proc/PID/maps that P does not have yet. */
+int pt_refresh_maps(struct proc_table *pt, struct proc *p, uint64_t time);
+
+/* The spool id of M (of P), writing its module record the first time. */
+int64_t pt_module_id(struct proc_table *pt, struct proc *p, struct as_module *m);
+
+/* Mark P exited (also when found dead without an exit record). */
+int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time);
+
+#endif /* PROF_PROCESS_H */

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sorter.c - a binary min-heap keyed by (time, insertion sequence).  It
+ * holds only what arrived since the last watermark, so its size is bounded
+ * by what the rings deliver between two polls, not by the recording.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sorter.h"
+
+void sorter_init(struct sorter *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void sorter_release(struct sorter *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->len; i++)
+		free(s->heap[i]);
+	free(s->heap);
+	free(s->last);
+	sorter_init(s);
+}
+
+static bool before(const struct sorted_rec *a, const struct sorted_rec *b)
+{
+	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+int sorter_push(struct sorter *s, uint64_t time, int cpu, const void *rec, size_t len)
+{
+	struct sorted_rec *r;
+	size_t i;
+	void *heap = s->heap;
+	int err = grow_array(&heap, &s->cap, s->len + 1, sizeof(*s->heap));
+
+	s->heap = heap;
+	if (err < 0)
+		return err;
+	r = malloc(sizeof(*r) + len);
+	if (!r)
+		return error_setx(-ENOMEM, "out of memory");
+	r->time = time;
+	r->seq = s->seq++;
+	r->len = (uint32_t)len;
+	r->cpu = cpu;
+	memcpy(r->data, rec, len);
+	for (i = s->len++; i > 0; i = (i - 1) / 2) {
+		struct sorted_rec *parent = s->heap[(i - 1) / 2];
+
+		if (!before(r, parent))
+			break;
+		s->heap[i] = parent;
+	}
+	s->heap[i] = r;
+	return 0;
+}
+
+const struct sorted_rec *sorter_pop(struct sorter *s, uint64_t watermark)
+{
+	struct sorted_rec *top, *tail;
+	size_t i = 0, child;
+
+	free(s->last);
+	s->last = NULL;
+	if (!s->len || s->heap[0]->time > watermark)
+		return NULL;
+	top = s->heap[0];
+	tail = s->heap[--s->len];
+	while ((child = 2 * i + 1) < s->len) {
+		if (child + 1 < s->len && before(s->heap[child + 1], s->heap[child]))
+			child++;
+		if (!before(s->heap[child], tail))
+			break;
+		s->heap[i] = s->heap[child];
+		i = child;
+	}
+	if (s->len)
+		s->heap[i] = tail;
+	s->last = top;
+	return top;
+}

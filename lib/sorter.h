@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sorter.h - merges perf records from several rings into timestamp order.
+ * Records are copied in; a record leaves only once the watermark passes
+ * its time, so an mmap seen on one CPU is applied before a sample taken
+ * after it on another.  Equal times keep their insertion order.
+ */
+#ifndef PROF_SORTER_H
+#define PROF_SORTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sorted_rec {
+	uint64_t time;
+	uint64_t seq;
+	uint32_t len;
+	int cpu;		/* the ring it came from */
+	uint8_t data[];		/* the perf record, 8-byte aligned */
+};
+
+struct sorter {
+	struct sorted_rec **heap;
+	size_t len, cap;
+	uint64_t seq;
+	struct sorted_rec *last;	/* returned by the last pop, freed by the next */
+};
+
+void sorter_init(struct sorter *s);
+void sorter_release(struct sorter *s);
+
+/* Copy a record in.  0 or -ENOMEM. */
+int sorter_push(struct sorter *s, uint64_t time, int cpu, const void *rec, size_t len);
+
+/* The oldest record with time <= WATERMARK, or NULL; valid until the next pop. */
+const struct sorted_rec *sorter_pop(struct sorter *s, uint64_t watermark);
+
+static inline size_t sorter_len(const struct sorter *s)
+{
+	return s->len;
+}
+
+#endif /* PROF_SORTER_H */

@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# prof record -- CMD on real programs: exit statuses, spools, signals,
+# inheritance.  Needs perf events (root, or perf_event_paranoid <= 1).
+load test_helper
+
+setup() {
+	require_perf_events
+	T="$BUILD/targets"
+	cd "$BATS_TEST_TMPDIR"
+}
+
+@test "record writes a spool whose stacks are complete, and a one-line summary" {
+	run -0 --separate-stderr "$PROF" record -o l.spool -- "$T/ladder" 0.5
+	assert_output --regexp '^ladder: [0-9]+ rounds'
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" '^prof: [0-9]+ samples, 0 lost, 1 process, 1 thread, (cpu-clock|cycles)[^,]*, [0-9.]+% complete stacks, [0-9.]+ [KM]?i?B spool \([0-9.]+ B/sample\): l.spool$'
+	run -0 "$PROF" report -q l.spool
+	assert_line --regexp '^stacks: +[0-9]+ complete \((9[5-9]|100)\.[0-9]%\), [0-9]+ truncated, 0 empty$'
+	assert_line --regexp '^samples: +(4[0-9]{2}|5[0-9]{2}) written'
+}
+
+@test "record -q prints nothing on stderr, and prof.spool is the default" {
+	run -0 --separate-stderr "$PROF" record -q -- "$T/exitcode" 0
+	assert_equal "$stderr" ""
+	[ -f prof.spool ]
+	run -0 "$PROF" report -q prof.spool
+}
+
+@test "the command's exit status passes through: 0, 7, 128+N" {
+	run -0 "$PROF" record -q -- "$T/exitcode" 0
+	run -7 "$PROF" record -q -- "$T/exitcode" 7
+	run -143 "$PROF" record -q -- "$T/exitcode" --signal 15
+	run -137 "$PROF" record -q -- "$T/exitcode" --signal 9
+}
+
+@test "a command that is not found exits 127, one that is not executable 126" {
+	run -127 --separate-stderr "$PROF" record -- ./no-such-program
+	assert_equal "$stderr" "prof: './no-such-program': command not found"
+	echo 'not a program' >data.txt
+	run -126 --separate-stderr "$PROF" record -- ./data.txt
+	assert_equal "$stderr" "prof: cannot execute './data.txt': Permission denied"
+}
+
+@test "a failed run leaves an existing spool untouched" {
+	"$PROF" record -q -o keep.spool -- "$T/exitcode" 0
+	before=$(sha256sum keep.spool)
+	run -127 "$PROF" record -q -o keep.spool -- ./no-such-program
+	assert_equal "$(sha256sum keep.spool)" "$before"
+	run ls -A
+	refute_output --partial ".tmp."
+}
+
+@test "record -- true gives a valid spool with 0 samples and a trailer" {
+	run -0 --separate-stderr "$PROF" record -o t.spool -- true
+	run -0 --separate-stderr "$PROF" report t.spool
+	assert_line "samples:      0 written, 0 delivered by the kernel, 0 lost (0.00%)"
+	assert_equal "$stderr" ""
+}
+
+@test "SIGINT to prof stops the recording with a trailer, and reaches the command" {
+	"$PROF" record -q -o s.spool -- "$T/ladder" 10 &
+	pid=$!
+	sleep 1
+	kill -INT "$pid"
+	status=0
+	wait "$pid" || status=$?
+	assert_equal "$status" 130
+	run -0 --separate-stderr "$PROF" report s.spool
+	assert_equal "$stderr" ""
+	assert_line --regexp '^samples: +[0-9]+ written'
+	assert_line --regexp '^duration: +(0\.[5-9]|1\.[0-9])[0-9]* s$'
+}
+
+@test "-d stops the recording and the command after that many seconds" {
+	run -143 --separate-stderr "$PROF" record -d 0.5 -o d.spool -- "$T/ladder" 10
+	run -0 "$PROF" report -q d.spool
+	assert_line --regexp '^duration: +0\.[5-9][0-9]* s$'
+}
+
+@test "threads and forked children are followed; --no-inherit keeps to the first process" {
+	run -0 "$PROF" record -q -o f.spool -- "$T/forker" 0.3
+	run -0 "$PROF" report -q f.spool
+	assert_line "tracked:      2 processes, 2 threads; 0 lifecycle gaps, 0 reconciliations"
+	run -0 "$PROF" record -q --no-inherit -o n.spool -- "$T/forker" 0.3
+	run -0 "$PROF" report -q n.spool
+	assert_line "tracked:      1 processes, 1 threads; 0 lifecycle gaps, 0 reconciliations"
+	run -0 "$PROF" record -q --no-inherit -o th.spool -- "$T/threads" 0.2
+	run -0 "$PROF" report -q th.spool
+	assert_line "tracked:      1 processes, 4 threads; 0 lifecycle gaps, 0 reconciliations"
+}
+
+@test "bad options are usage errors that say what was wrong" {
+	run -64 --separate-stderr "$PROF" record
+	assert_equal "${stderr_lines[0]}" "prof record: no command to record (prof record -- COMMAND [ARG...])"
+	run -64 --separate-stderr "$PROF" record -e bogus -- true
+	assert_equal "${stderr_lines[0]}" "prof record: unknown event 'bogus' (cpu-clock, task-clock or cycles)"
+	run -64 --separate-stderr "$PROF" record -s 70K -- true
+	assert_equal "${stderr_lines[0]}" "prof record: stack size '70K' is outside 1..65528 bytes"
+	run -64 --separate-stderr "$PROF" record -m 3 -- true
+	assert_equal "${stderr_lines[0]}" "prof record: mmap pages '3' must be a power of two"
+	run -64 --separate-stderr "$PROF" record -d -1 -- true
+	assert_equal "${stderr_lines[0]}" "prof record: invalid duration '-1'"
+}
+
+@test "a rate above the kernel's maximum is an error naming the maximum; -F max works" {
+	max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+	run -1 --separate-stderr "$PROF" record -F $((max + 1)) -- true
+	assert_equal "$stderr" "prof: sampling frequency $((max + 1)) Hz is above the kernel's maximum of $max Hz (kernel.perf_event_max_sample_rate)"
+	run -0 "$PROF" record -q -F max -o m.spool -- "$T/exitcode" 0
+	run -0 "$PROF" report -q m.spool
+	assert_line --regexp "^event: +[a-z-]+, $max Hz, user stack 32768 bytes"
+}
