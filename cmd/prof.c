@@ -189,6 +189,7 @@ int main(int argc, char **argv)
 	struct main_args args = { 0 };
 	char name[64];
 
+	argp_err_exit_status = EXIT_USAGE;	/* glibc's default, made explicit */
 	prof_set_log_fn(print_log, PROF_LOG_DEBUG, NULL);
 	argv[0] = (char *)"prof";	/* messages say "prof:", whatever the path */
 	argp_parse(&main_argp, argc, argv, ARGP_IN_ORDER, NULL, &args);

@@ -132,9 +132,10 @@ static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
 	const uint8_t *s[6];
 	size_t l[6];
 	uint64_t v[8], unit, argc, npids, i;
-	int64_t pid;
+	uint32_t flags;
+	int32_t pid;
 
-	if (!get_u(c, &v[0]) || !get_u(c, &argc))
+	if (!get_u32(c, &flags) || !get_u(c, &argc))
 		return -EBADMSG;
 	/* each argument costs at least one byte: argc is bounded by the record */
 	if (argc > (uint64_t)(c->end - c->p)) {
@@ -164,7 +165,7 @@ static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
 			return error_setx(-ENOMEM, "out of memory");
 	}
 	for (i = 0; i < npids; i++) {
-		if (!get_s(c, &pid))
+		if (!get_s32(c, &pid))
 			return -EBADMSG;
 		if (apply)
 			sp->pids[i] = (int32_t)pid;
@@ -181,7 +182,7 @@ static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
 	}
 	if (!apply)
 		return 0;
-	m->flags = (uint32_t)v[0];
+	m->flags = flags;
 	m->time_unit_ns = unit;
 	m->argc = argc;
 	m->argv = (const char *const *)sp->argv;

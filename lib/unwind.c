@@ -319,9 +319,16 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 		memcpy(result, as->stack + (addr - as->sp), sizeof(*result));
 		return true;
 	}
-	/* above sp and near it: the stack, beyond what the sample copied */
-	if (addr >= as->sp && addr - as->sp < (64u << 20))
-		as->read_past_copy = true;
+	/*
+	 * Below sp lies the red zone, where leaf functions may save registers
+	 * the unwind does not need; the copy starts at sp.  Above it and near
+	 * it: the stack, beyond what the sample copied.
+	 */
+	if (addr >= as->sp) {
+		as->read_failed = true;
+		if (addr - as->sp < (64u << 20))
+			as->read_past_copy = true;
+	}
 	return false;
 }
 
@@ -423,11 +430,18 @@ void unwind_sample(struct addr_space *as, pid_t tid, const uint64_t *regs, const
 	as->stack_size = stack_size;
 	as->sp = regs[7];
 	as->read_past_copy = false;
+	as->read_failed = false;
 	as->thread_given = false;
 	r = dwfl_getthread_frames(as->dwfl, tid, frame_cb, res);
 	if (res->n == 0)
 		res->pc[res->n++] = regs[8];
-	if (r == 0 || res->cause)
+	if (res->cause)
+		return;
+	/*
+	 * libdwfl ends a walk "normally" when a return address cannot be read:
+	 * only a walk that never missed a read reached a real outermost frame.
+	 */
+	if (r == 0 && !as->read_failed)
 		return;
 	/* why did it stop? from the most telling evidence to the least */
 	last = as_find(as, res->pc[res->n - 1]);

@@ -43,7 +43,8 @@ struct addr_space {
 	const uint64_t *regs;	/* PERF_REGS_COUNT, in perf's order */
 	const uint8_t *stack;
 	uint64_t stack_size, sp;
-	bool read_past_copy;
+	bool read_past_copy;	/* a read above sp beyond the copy */
+	bool read_failed;	/* any read libdwfl could not be served */
 	bool thread_given;
 };
 
