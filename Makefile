@@ -94,10 +94,10 @@ check: tests
 	@.ci/deps check
 	@PROF=$(abspath $(BIN)) BUILD=$(abspath $(O)) tests/run
 
-demo: $(BIN) $(O)/spoolgen
-	@$(O)/spoolgen --demo $(O)/demo.spool
-	@echo "note: prof record is still under construction: this is a synthetic spool" \
-	      "written by libprof's spool writer, not a recording" >&2
+# Record the bundled ladder (main -> ladder_a -> ... -> ladder_d, -O2, no
+# frame pointers) and report it.
+demo: $(BIN) $(O)/targets/ladder
+	./$(BIN) record -o $(O)/demo.spool -- $(O)/targets/ladder 2
 	./$(BIN) report $(O)/demo.spool
 
 # libFuzzer over the spool reader, seeded with tests/fuzz/corpus.

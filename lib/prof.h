@@ -452,8 +452,9 @@ struct prof_symbolizer;
  * symbol records read after its creation.  Names come, in this order, from
  * the spool's symbol records of the frame's scope (kernel, process or
  * module: they win, being what the recording saw), then for user frames
- * from the ELF file at the module's path (.symtab, else .dynsym).  ELF files
- * are opened on first need, once per (path, build-id).  A file that cannot
+ * from the ELF file at the module's path (.symtab, else .dynsym; only
+ * absolute paths: not [vdso] nor anonymous modules).  ELF files are opened
+ * on first need, once per (path, build-id).  A file that cannot
  * be read, or whose build-id differs from the module record's, is reported
  * once through the log callback at PROF_LOG_WARN (its names are still
  * used on a mismatch).  Returns 0 and *ret, or -EINVAL (SP NULL), -ENOMEM.
@@ -484,7 +485,10 @@ struct prof_profile;
 /* An empty profile.  0 and *ret, or -ENOMEM. */
 int prof_profile_new(struct prof_profile **ret);
 
-/* Count the sample S (its stack; 0 is the empty stack).  0 or -ENOMEM. */
+/*
+ * Count the sample S: one more for its stack, a stack id of the spool the
+ * report will read (0: the empty stack).  0 or -ENOMEM.
+ */
 int prof_profile_add_sample(struct prof_profile *p, const struct prof_sample *s);
 
 /*
@@ -519,9 +523,11 @@ struct prof_report_opts {
 	enum prof_report_format format;
 	const char *title;		/* header line "# prof report of TITLE"; NULL: none */
 	long limit;			/* top: rows shown; 0: 30; < 0: all */
-	double min_percent;		/* top and tree: hide what has less of the total
-					 * samples (0 hides nothing; prof report's
-					 * default is 0.5) */
+	double min_percent;		/* top: hide functions, tree: nodes (and what is
+					 * under them), whose total is below this
+					 * percent of the samples; 0 hides nothing
+					 * (prof report's default is 0.5); folded
+					 * ignores both this and limit */
 };
 
 /*
@@ -531,7 +537,8 @@ struct prof_report_opts {
  * come from SYM.  Sample counts are exact: folded counts sum to the
  * profile's samples, and so do the top view's self counts, samples
  * without a stack being named "[empty stack]".  Returns 0, or -EINVAL
- * (bad opts), -ENOMEM, -EIO when writing to OUT failed.
+ * (bad opts, or a stack of P that SP does not define), -ENOMEM, or the
+ * error of writing to OUT (-ENOSPC, -EPIPE, ...; -EIO when unknown).
  */
 int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
 		      struct prof_symbolizer *sym, const struct prof_report_opts *opts);

@@ -3,9 +3,11 @@
  * fuzz-spool.c - libFuzzer entry point for the spool reader: any byte
  * string must give an error or a (partial) read, never a crash, a hang or
  * an unbounded allocation.  It also walks every sample's stack to the root
- * and looks up every definition, as a report would.
+ * and looks up every definition, and then writes every report format of
+ * what it read (to /dev/null), as prof report would.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -31,10 +33,28 @@ static void walk_stack(const struct prof_spool *sp, uint32_t id)
 	}
 }
 
+/* Every format of the report of SP, whose records were all read into P. */
+static void write_reports(const struct prof_spool *sp, const struct prof_profile *p)
+{
+	struct prof_report_opts o = { .sz = sizeof(o), .title = "fuzz" };
+	struct prof_symbolizer *sym;
+	FILE *out = fopen("/dev/null", "w");
+
+	if (!out)
+		return;
+	if (prof_symbolizer_new(sp, &sym) == 0) {
+		for (o.format = 0; o.format < PROF_REPORT__COUNT; o.format++)
+			prof_report_write(out, sp, p, sym, &o);
+		prof_symbolizer_free(sym);
+	}
+	fclose(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct prof_spool_status st;
-	struct prof_spool *sp;
+	struct prof_profile *p = NULL;
+	struct prof_spool *sp = NULL;
 	struct prof_event ev;
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
 
@@ -44,17 +64,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		return 0;
 	}
-	if (prof_spool_open_fd(fd, "fuzz", &sp) == 0) {
+	if (prof_spool_open_fd(fd, "fuzz", &sp) == 0 && prof_profile_new(&p) == 0) {
 		while (prof_spool_next(sp, &ev) > 0) {
 			if (ev.type == PROF_EV_SAMPLE) {
 				walk_stack(sp, ev.sample->stack);
 				if (!prof_spool_thread(sp, ev.sample->thread))
 					abort();
+				prof_profile_add_sample(p, ev.sample);
 			}
 		}
 		prof_spool_status(sp, &st);
-		prof_spool_close(sp);
+		write_reports(sp, p);
 	}
+	prof_profile_free(p);
+	prof_spool_close(sp);
 	close(fd);
 	return 0;
 }

@@ -6,14 +6,25 @@
  * CLI tests, the fuzz seeds and the size test, so its output is deterministic
  * for a given seed.
  *
+ * With --elf PATH (a build of tests/targets/ladder.c) the executable module
+ * is that file, with its build-id, and the frames are real file offsets of
+ * its functions, looked up with libelf: stack k runs _start -> main -> ...
+ * down to one of main, ladder_a .. ladder_d (k % 5), at a pc that differs
+ * with k; every 10th stack is truncated (its _start replaced by the marker)
+ * and 1 sample in 40 has no stack.  Reports of it name real functions.
+ *
  *   spoolgen [--samples N] [--stacks N] [--seed N] [--jitter NS] [--raw]
- *            [--block BYTES] [--no-trailer] [--demo] OUT
+ *            [--block BYTES] [--no-trailer] [--demo] [--elf PATH] OUT
  */
+#include <elfutils/libdwelf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "prof.h"
 
@@ -41,6 +52,73 @@ static void die(const char *what, int r)
 		r_;                                                                        \
 	})
 
+/* The functions of the ladder, outermost first, and where they are in the file. */
+static struct ladder_fn {
+	const char *name;
+	uint64_t off, size;
+} ladder[] = { { .name = "_start" },   { .name = "main" },	  { .name = "ladder_a" },
+	       { .name = "ladder_b" }, { .name = "ladder_c" }, { .name = "ladder_d" } };
+
+#define LADDER_LEN (sizeof(ladder) / sizeof(ladder[0]))
+
+/* Fill ladder[] with file offsets, and M's build-id, from the ELF file PATH. */
+static void load_elf(const char *path, struct prof_module *m)
+{
+	Elf_Scn *scn = NULL;
+	const void *id;
+	size_t i, k, nph;
+	ssize_t len;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY);
+	elf = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_getphdrnum(elf, &nph) < 0) {
+		fprintf(stderr, "spoolgen: cannot read ELF file '%s'\n", path);
+		exit(1);
+	}
+	len = dwelf_elf_gnu_build_id(elf, &id);
+	if (len > 0 && len <= PROF_BUILD_ID_MAX) {
+		memcpy(m->build_id, id, (size_t)len);
+		m->build_id_len = (uint8_t)len;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (i = 0; gelf_getsym(d, (int)i, &sym); i++) {
+			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+
+			for (k = 0; name && k < LADDER_LEN; k++) {
+				size_t p;
+
+				if (strcmp(name, ladder[k].name) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+					continue;
+				for (p = 0; p < nph; p++) {
+					GElf_Phdr ph;
+
+					if (gelf_getphdr(elf, (int)p, &ph) && ph.p_type == PT_LOAD &&
+					    sym.st_value >= ph.p_vaddr &&
+					    sym.st_value - ph.p_vaddr < ph.p_filesz)
+						ladder[k].off = sym.st_value - ph.p_vaddr + ph.p_offset;
+				}
+				ladder[k].size = sym.st_size;
+			}
+		}
+	}
+	for (k = 0; k < LADDER_LEN; k++)
+		if (!ladder[k].off || ladder[k].size < 8) {
+			fprintf(stderr, "spoolgen: no function '%s' in '%s'\n", ladder[k].name, path);
+			exit(1);
+		}
+	elf_end(elf);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -52,11 +130,13 @@ int main(int argc, char **argv)
 		{ "raw", no_argument, NULL, 'r' },
 		{ "no-trailer", no_argument, NULL, 't' },
 		{ "demo", no_argument, NULL, 'd' },
+		{ "elf", required_argument, NULL, 'e' },
 		{ 0 }
 	};
 	struct prof_spool_writer_opts opts = { .sz = sizeof(opts) };
 	uint64_t nsamples = 3000, nstacks = 50, jitter = 0, i;
 	bool trailer = true, demo = false;
+	char *elf_path = NULL;
 	const char *argv_meta[] = { "./ladder", "--iterations", "3000" };
 	int c;
 
@@ -70,6 +150,11 @@ int main(int argc, char **argv)
 		case 'r': opts.no_compress = true; break;
 		case 't': trailer = false; break;
 		case 'd': demo = true; break;
+		case 'e':
+			elf_path = realpath(optarg, NULL);	/* as in /proc/PID/maps */
+			if (!elf_path)
+				die(optarg, -errno);
+			break;
 		default: die("usage", 1);
 		}
 	}
@@ -115,12 +200,21 @@ int main(int argc, char **argv)
 		exe.build_id[i] = (uint8_t)(0xa0 + i);
 		libc.build_id[i] = (uint8_t)(0x10 + i);
 	}
+	if (elf_path) {
+		exe.path = elf_path;
+		exe.start = 0x555555554000;
+		exe.end = exe.start + 0x5000;
+		exe.pgoff = 0;
+		exe.build_id_len = 0;
+		load_elf(elf_path, &exe);
+	}
 	uint32_t mexe = (uint32_t)CHECK(prof_spool_add_module(w, &exe));
 	uint32_t mlibc = (uint32_t)CHECK(prof_spool_add_module(w, &libc));
 	struct prof_symbol sym = { .scope = PROF_SYMBOL_MODULE, .scope_id = mexe,
 				   .start = 0x1100, .size = 0x40, .name = "ladder_d" };
 
-	CHECK(prof_spool_add_symbol(w, &sym));
+	if (!elf_path)
+		CHECK(prof_spool_add_symbol(w, &sym));
 	CHECK(prof_spool_rename_thread(w, tids[1], start + 10, "worker-one"));
 
 	/* stack k: _start, __libc_start_main, main, a, b, c, d, then k's own leaf chain */
@@ -129,7 +223,23 @@ int main(int argc, char **argv)
 
 	if (!leaf)
 		die("calloc", -ENOMEM);
-	for (i = 0; i < nstacks; i++) {
+	for (i = 0; elf_path && i < nstacks; i++) {
+		/* leaf first: ladder[depth - 1] down to ladder[0] */
+		size_t n = 0, depth = 2 + i % 5, k;
+		struct prof_frame f = { .kind = PROF_FRAME_USER, .ref = mexe };
+
+		for (k = depth; k-- > 0;) {
+			/* the leaf's pc moves with i; callers sit at their call site */
+			f.addr = ladder[k].off + (k == depth - 1 ? 1 + (i / 5) % (ladder[k].size - 1)
+								 : ladder[k].size / 2);
+			if (k == 0 && i % 10 == 9)
+				f = (struct prof_frame){ .kind = PROF_FRAME_TRUNCATED,
+							 .addr = PROF_UNWIND_STACK_COPY };
+			frames[n++] = (uint32_t)CHECK(prof_spool_intern_frame(w, &f));
+		}
+		leaf[i] = (uint64_t)CHECK(prof_spool_intern_frames(w, frames, n));
+	}
+	for (i = 0; !elf_path && i < nstacks; i++) {
 		size_t n = 0, depth = 1 + i % 8, k;
 		struct prof_frame f = { .kind = PROF_FRAME_USER, .ref = mexe };
 
@@ -165,15 +275,21 @@ int main(int argc, char **argv)
 		uint64_t k = (r % nstacks) * ((r >> 32) % nstacks) / nstacks;
 		struct prof_sample s = { .thread = tids[i % 3], .stack = (uint32_t)leaf[k],
 					 .period = period, .cpu = (uint32_t)(i & 1) };
+		bool empty = elf_path && (r >> 16) % 40 == 0;
 
 		t += period + (jitter ? rng() % jitter : 0);
 		s.time_ns = t;
+		if (empty)
+			s.stack = 0;
 		CHECK(prof_spool_add_sample(w, &s));
 		cnt.samples++;
-		if (k % 10 == 9)
+		if (empty)
+			cnt.empty_stacks++;
+		else if (k % 10 == 9)
 			cnt.truncated_stacks++, cnt.unwind_errors[PROF_UNWIND_STACK_COPY]++;
 	}
 	free(leaf);
+	free(elf_path);
 	if (demo) {
 		struct prof_lost l = { .time_ns = t, .kind = PROF_LOST_SAMPLES, .count = 0 };
 

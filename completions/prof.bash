@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: MIT
+# bash completion for prof(1).  Static: it never runs prof.
+#
+# tests/cli/90-docs-sync.bats reads this file.  Keep its shape:
+#   - the commands in the `commands=` line of _prof;
+#   - prof's own options in the `opts=` line of _prof, and each command's in
+#     the `opts=` line of its function _prof_CMD;
+#   - an option that takes an argument also in a `case $prev in` of that
+#     function, as a pattern line that starts with it: `--output | -o)`.
+# Helpers are named __prof_*.
+
+# Complete the names of files matching the glob $1, and of directories.
+__prof_files()
+{
+	compopt -o filenames 2>/dev/null
+	mapfile -t COMPREPLY < <(compgen -f -X "!$1" -- "$cur"; compgen -d -- "$cur")
+}
+
+# Complete the words of $1 that start with $cur.
+__prof_words()
+{
+	mapfile -t COMPREPLY < <(compgen -W "$1" -- "$cur")
+}
+
+_prof_record()
+{
+	local opts='--output -o --freq -F --event -e --stack-size -s --no-inherit --duration -d --mmap-pages -m --quiet -q --help --usage --version'
+	local i
+
+	# after --, or after the first word that is not an option or its
+	# argument, the words are the command to run and its arguments
+	for ((i = 2; i < cword; i++)); do
+		if [[ ${words[i]} == -- ]]; then
+			if declare -F _command_offset >/dev/null; then
+				_command_offset $((skip + i + 1))
+			elif ((cword == i + 1)); then
+				mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+			else
+				compopt -o filenames 2>/dev/null
+				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+			fi
+			return
+		fi
+	done
+	[[ $prev == = ]] && prev=${words[cword - 2]}
+	case $prev in
+	--output | -o)
+		__prof_files '*.spool'
+		return
+		;;
+	--event | -e)
+		__prof_words 'cpu-clock task-clock cycles'
+		return
+		;;
+	--freq | -F)
+		__prof_words 'max'
+		return
+		;;
+	--stack-size | -s | --duration | -d | --mmap-pages | -m)
+		return
+		;;
+	esac
+	__prof_words "$opts --"
+}
+
+_prof_report()
+{
+	local opts='--format --limit --min-percent --quiet -q --verbose -v --help --usage --version'
+
+	# bash splits --format=VALUE at the =, which becomes a word of its own
+	[[ $prev == = ]] && prev=${words[cword - 2]}
+	case $prev in
+	--format)
+		__prof_words 'top tree folded'
+		return
+		;;
+	--limit | --min-percent)
+		return
+		;;
+	esac
+	if [[ $cur == -* ]]; then
+		__prof_words "$opts"
+	else
+		__prof_files '*.spool'
+	fi
+}
+
+_prof_tail()
+{
+	local opts='--help --usage --version'
+
+	if [[ $cur == -* ]]; then
+		__prof_words "$opts"
+	else
+		__prof_files '*.spool'
+	fi
+}
+
+_prof()
+{
+	local commands='record report tail'
+	local opts='--help --usage --version'
+	local cur prev words cword skip=0 i
+
+	cur=${COMP_WORDS[COMP_CWORD]}
+	# shellcheck disable=SC2034 # for the `case $prev in` of options with arguments
+	prev=${COMP_WORDS[COMP_CWORD - 1]}
+	words=("${COMP_WORDS[@]}")
+	cword=$COMP_CWORD
+
+	# the first word that is not an option is the command
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		-*) ;;
+		*)
+			if declare -F "_prof_${words[i]}" >/dev/null; then
+				# make words[1] the command for _prof_CMD; skip is
+				# what it takes to get back to an index of COMP_WORDS
+				skip=$((i - 1))
+				words=(prof "${words[@]:i}")
+				cword=$((cword - skip))
+				"_prof_${words[1]}"
+			fi
+			return
+			;;
+		esac
+	done
+	if [[ $cur == -* ]]; then
+		__prof_words "$opts"
+	else
+		__prof_words "$commands"
+	fi
+}
+
+complete -F _prof prof

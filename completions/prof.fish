@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: MIT
+# fish completion for prof(1).  Static: it never runs prof.
+#
+# tests/cli/90-docs-sync.bats reads this file.  Keep its shape: one
+# `complete` a line; prof's own options and the commands (`-a NAME`) under
+# the condition `__prof_needs_command`, each command's options (`-l`, `-s`)
+# under `__prof_using CMD`.  Helpers are named __prof_*.
+
+# The command given on the command line so far (the first word that is not
+# an option), if any.
+function __prof_command
+    for word in (commandline -opc)[2..-1]
+        switch $word
+            case '-*'
+                continue
+            case '*'
+                echo $word
+                return 0
+        end
+    end
+    return 1
+end
+
+function __prof_needs_command
+    not __prof_command >/dev/null
+end
+
+function __prof_using
+    set -l cmd (__prof_command)
+    and test "$cmd" = "$argv[1]"
+end
+
+# Whether the words so far include a `--` after the command.
+function __prof_after_dashdash
+    contains -- -- (commandline -opc)
+end
+
+# Complete the command line after `--` as a command of its own.
+function __prof_complete_target
+    set -l words (commandline -opc)
+    set -l i (contains -i -- -- $words)
+    or return
+    set -l target $words[(math $i + 1)..-1] (commandline -ct)
+    complete -C (string join -- ' ' (string escape -- $target))
+end
+
+complete -c prof -f
+
+# prof's own options and the commands
+complete -c prof -n __prof_needs_command -l help -d 'give this help list'
+complete -c prof -n __prof_needs_command -l usage -d 'give a short usage message'
+complete -c prof -n __prof_needs_command -l version -s V -d 'print program version'
+complete -c prof -n __prof_needs_command -a record -d 'run a command and sample it into a spool'
+complete -c prof -n __prof_needs_command -a report -d 'print the profile recorded in a spool'
+complete -c prof -n __prof_needs_command -a tail -d 'follow a spool while it is written (under construction)'
+
+# prof record [OPTION...] [-- COMMAND [ARG...]]
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l output -s o -r -F -d 'write the spool to FILE (default prof.spool)'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l freq -s F -x -a 'max' -d 'sample HZ times a second, or max (default 999)'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l event -s e -x -a 'cpu-clock task-clock cycles' -d 'the event to sample'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l stack-size -s s -x -d 'user stack copied per sample (default 32K, max 65528)'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l no-inherit -d 'do not follow child processes (threads are still followed)'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l duration -s d -x -d 'stop after SECONDS, sending the command SIGTERM'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l mmap-pages -s m -x -d 'data pages of each per-CPU ring (a power of two)'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l quiet -s q -d 'print nothing on stderr but errors'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l help -d 'give this help list'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l usage -d 'give a short usage message'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l version -s V -d 'print program version'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -a -- -d 'the command to run follows'
+complete -c prof -n '__prof_using record; and __prof_after_dashdash' -a '(__prof_complete_target)'
+
+# prof report [OPTION...] [FILE]
+complete -c prof -n '__prof_using report' -l format -x -a 'top tree folded' -d 'the view to print'
+complete -c prof -n '__prof_using report' -l limit -x -d 'list N functions in top (default 30, 0 all)'
+complete -c prof -n '__prof_using report' -l min-percent -x -d 'hide what has under PCT% of samples (default 0.5)'
+complete -c prof -n '__prof_using report' -l quiet -s q -d 'print no warnings'
+complete -c prof -n '__prof_using report' -l verbose -s v -d 'print more detail on stderr (repeat for debug)'
+complete -c prof -n '__prof_using report' -l help -d 'give this help list'
+complete -c prof -n '__prof_using report' -l usage -d 'give a short usage message'
+complete -c prof -n '__prof_using report' -l version -s V -d 'print program version'
+complete -c prof -n '__prof_using report' -k -a '(__fish_complete_suffix .spool)'
+
+# prof tail [OPTION...] [FILE]
+complete -c prof -n '__prof_using tail' -l help -d 'give this help list'
+complete -c prof -n '__prof_using tail' -l usage -d 'give a short usage message'
+complete -c prof -n '__prof_using tail' -l version -s V -d 'print program version'
+complete -c prof -n '__prof_using tail' -k -a '(__fish_complete_suffix .spool)'

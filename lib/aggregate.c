@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * aggregate.c - from samples per leaf stack node to functions (self and
+ * total samples) and a call tree of functions.  Frames are named once each,
+ * and frames with the same (function, module) merge, so the work grows with
+ * distinct stacks, not with samples.  A function recursing counts once per
+ * stack in its total.  Stack chains are walked with loops, never recursion:
+ * a hostile spool may chain a million nodes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "report.h"
+
+#define EMPTY_STACK_NAME "[empty stack]"
+
+static int reserve_zeroed(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t old = *cap;
+	int r = grow_array(arr, cap, need, size);
+
+	if (r == 0 && *cap > old)
+		memset((char *)*arr + old * size, 0, (*cap - old) * size);
+	return r;
+}
+
+/* The function id of (NAME, MODULE), added on first sight. */
+static int func_id(struct agg *a, const char *name, const char *module, uint32_t *ret)
+{
+	size_t nlen = strlen(name), mlen = strlen(module);
+	char *key = malloc(nlen + mlen + 2);
+	uint32_t id;
+	void *v;
+	int r = 0;
+
+	if (!key)
+		return error_setx(-ENOMEM, "out of memory");
+	memcpy(key, name, nlen + 1);
+	memcpy(key + nlen + 1, module, mlen + 1);
+	id = strmap_find(&a->func_ids, key, nlen + mlen + 1);
+	if (!id) {
+		v = a->funcs;
+		r = grow_array(&v, &a->funcs_cap, a->nfuncs + 1, sizeof(*a->funcs));
+		a->funcs = v;
+		if (r == 0)
+			r = strmap_insert(&a->func_ids, key, nlen + mlen + 1, (uint32_t)a->nfuncs);
+		if (r == 0) {
+			id = (uint32_t)a->nfuncs++;
+			a->funcs[id] = (struct agg_func){ .name = name, .module = module };
+		}
+	}
+	free(key);
+	if (r == 0)
+		*ret = id;
+	return r;
+}
+
+static int frame_func(struct agg *a, struct prof_symbolizer *sym, uint32_t frame, uint32_t *ret)
+{
+	struct prof_resolved_frame rf;
+	void *v = a->frame_func;
+	int r;
+
+	r = reserve_zeroed(&v, &a->frame_func_cap, (size_t)frame + 1, sizeof(*a->frame_func));
+	a->frame_func = v;
+	if (r < 0)
+		return r;
+	if (!a->frame_func[frame]) {
+		r = prof_symbolizer_frame(sym, frame, &rf);
+		if (r == 0)
+			r = func_id(a, rf.function, rf.module, &a->frame_func[frame]);
+		if (r < 0)
+			return r;
+	}
+	*ret = a->frame_func[frame];
+	return 0;
+}
+
+/* The child of node PARENT for function FUNC, added on first sight. */
+static int child(struct agg *a, uint32_t parent, uint32_t func, uint32_t *ret)
+{
+	uint32_t id = intern_find(&a->children, parent, func);
+	void *v;
+	int r;
+
+	if (!id) {
+		v = a->nodes;
+		r = grow_array(&v, &a->nodes_cap, a->nnodes + 1, sizeof(*a->nodes));
+		a->nodes = v;
+		if (r == 0)
+			r = intern_insert(&a->children, parent, func, (uint32_t)a->nnodes);
+		if (r < 0)
+			return r;
+		id = (uint32_t)a->nnodes++;
+		a->nodes[id] = (struct agg_node){ .parent = parent, .func = func,
+						  .depth = a->nodes[parent].depth + 1 };
+	}
+	*ret = id;
+	return 0;
+}
+
+/*
+ * The tree node of stack node LEAF: walk up to the first stack node already
+ * placed (or past the root), then place the walked nodes from the outside in.
+ */
+static int place_stack(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
+		       uint32_t leaf, uint32_t **path, size_t *path_cap, uint32_t *ret)
+{
+	const struct prof_stack_node *sn;
+	uint32_t id = leaf, node, func;
+	size_t n = 0;
+	void *v;
+	int r;
+
+	while (id && !a->stack_node[id]) {
+		v = *path;
+		r = grow_array(&v, path_cap, n + 1, sizeof(**path));
+		*path = v;
+		if (r < 0)
+			return r;
+		(*path)[n++] = id;
+		sn = prof_spool_stack(sp, id);
+		if (!sn)
+			return error_setx(-EINVAL, "stack node %u is not defined", id);
+		id = sn->parent;
+	}
+	node = id ? a->stack_node[id] : 0;
+	while (n--) {
+		id = (*path)[n];
+		r = frame_func(a, sym, prof_spool_stack(sp, id)->frame, &func);
+		if (r == 0)
+			r = child(a, node, func, &node);
+		if (r < 0)
+			return r;
+		a->stack_node[id] = node;
+	}
+	*ret = node;
+	return 0;
+}
+
+/* Self and total per function, from the tree nodes that are leaves of samples. */
+static void count_functions(struct agg *a)
+{
+	uint32_t i, n;
+
+	for (i = 1; i < a->nnodes; i++) {
+		uint64_t c = a->nodes[i].self;
+
+		if (!c)
+			continue;
+		a->funcs[a->nodes[i].func].self += c;
+		for (n = i; n; n = a->nodes[n].parent) {
+			struct agg_func *f = &a->funcs[a->nodes[n].func];
+
+			if (f->stamp != i) {	/* once per stack, recursion or not */
+				f->stamp = i;
+				f->total += c;
+			}
+		}
+	}
+}
+
+int agg_build(struct agg *a, const struct prof_spool *sp, const struct prof_profile *p,
+	      struct prof_symbolizer *sym)
+{
+	struct prof_spool_counts cnt;
+	uint32_t *path = NULL, node = 0, func;
+	size_t path_cap = 0, i;
+	void *v;
+	int r;
+
+	memset(a, 0, sizeof(*a));
+	a->samples = p->samples;
+	prof_spool_counts(sp, &cnt);
+	v = NULL;
+	r = grow_array(&v, &a->nodes_cap, 1, sizeof(*a->nodes));
+	a->nodes = v;
+	if (r < 0)
+		return r;
+	v = NULL;
+	r = grow_array(&v, &a->funcs_cap, 1, sizeof(*a->funcs));
+	a->funcs = v;
+	if (r < 0)
+		return r;
+	a->nodes[0] = (struct agg_node){ 0 };
+	a->nnodes = 1;
+	a->funcs[0] = (struct agg_func){ .name = "", .module = "" };
+	a->nfuncs = 1;
+	v = NULL;
+	r = reserve_zeroed(&v, &a->stack_node_cap, (size_t)cnt.stacks + 1, sizeof(*a->stack_node));
+	a->stack_node = v;
+	if (r < 0)
+		return r;
+
+	for (i = 0; i < p->cap && r == 0; i++) {
+		if (!p->counts[i])
+			continue;
+		if (i > cnt.stacks)
+			r = error_setx(-EINVAL, "stack node %zu is not defined", i);
+		else if (i > 0)
+			r = place_stack(a, sp, sym, (uint32_t)i, &path, &path_cap, &node);
+		else if ((r = func_id(a, EMPTY_STACK_NAME, "", &func)) == 0)
+			r = child(a, 0, func, &node);
+		if (r == 0)
+			a->nodes[node].self += p->counts[i];
+	}
+	free(path);
+	if (r < 0)
+		return r;
+	/* children come after their parents */
+	for (i = a->nnodes; i-- > 1;) {
+		a->nodes[i].total += a->nodes[i].self;
+		a->nodes[a->nodes[i].parent].total += a->nodes[i].total;
+	}
+	count_functions(a);
+	return 0;
+}
+
+static int by_name(const struct agg *a, const struct agg_node *x, const struct agg_node *y)
+{
+	const struct agg_func *fx = &a->funcs[x->func], *fy = &a->funcs[y->func];
+	int c = strcmp(fx->name, fy->name);
+
+	return c ? c : strcmp(fx->module, fy->module);
+}
+
+static int cmp_by_total(const void *pa, const void *pb, void *ctx)
+{
+	const struct agg *a = ctx;
+	const struct agg_node *x = &a->nodes[*(const uint32_t *)pa];
+	const struct agg_node *y = &a->nodes[*(const uint32_t *)pb];
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return by_name(a, x, y);
+}
+
+static int cmp_by_name(const void *pa, const void *pb, void *ctx)
+{
+	const struct agg *a = ctx;
+	const struct agg_node *x = &a->nodes[*(const uint32_t *)pa];
+	const struct agg_node *y = &a->nodes[*(const uint32_t *)pb];
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return by_name(a, x, y);
+}
+
+int agg_sort_children(struct agg *a, enum agg_order order)
+{
+	uint32_t *ids, *last;
+	size_t i, n = a->nnodes - 1;
+
+	ids = malloc((n ? n : 1) * sizeof(*ids));
+	last = calloc(a->nnodes, sizeof(*last));
+	if (!ids || !last) {
+		free(ids);
+		free(last);
+		return error_setx(-ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		ids[i] = (uint32_t)i + 1;
+	qsort_r(ids, n, sizeof(*ids), order == AGG_BY_TOTAL ? cmp_by_total : cmp_by_name, a);
+	for (i = 0; i < a->nnodes; i++)
+		a->nodes[i].first_child = a->nodes[i].next_sibling = 0;
+	for (i = 0; i < n; i++) {
+		struct agg_node *c = &a->nodes[ids[i]];
+
+		if (last[c->parent])
+			a->nodes[last[c->parent]].next_sibling = ids[i];
+		else
+			a->nodes[c->parent].first_child = ids[i];
+		last[c->parent] = ids[i];
+	}
+	free(ids);
+	free(last);
+	return 0;
+}
+
+uint32_t agg_next(const struct agg *a, uint32_t n, bool skip)
+{
+	if (!skip && a->nodes[n].first_child)
+		return a->nodes[n].first_child;
+	for (; n; n = a->nodes[n].parent)
+		if (a->nodes[n].next_sibling)
+			return a->nodes[n].next_sibling;
+	return 0;
+}
+
+void agg_release(struct agg *a)
+{
+	free(a->funcs);
+	free(a->nodes);
+	free(a->frame_func);
+	free(a->stack_node);
+	strmap_release(&a->func_ids);
+	intern_release(&a->children);
+	memset(a, 0, sizeof(*a));
+}

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.c - prof_report_write(): the header of a report (what was
+ * recorded, and how well) and the choice of output format.  The formats
+ * themselves live in output_*.c; nothing here looks at stacks.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "report.h"
+
+static const char *const format_names[PROF_REPORT__COUNT] = {
+	[PROF_REPORT_TOP] = "top",
+	[PROF_REPORT_TREE] = "tree",
+	[PROF_REPORT_FOLDED] = "folded",
+};
+
+const char *prof_report_format_name(unsigned format)
+{
+	return format < PROF_REPORT__COUNT ? format_names[format] : NULL;
+}
+
+int prof_report_format_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < PROF_REPORT__COUNT; i++)
+		if (name && !strcmp(name, format_names[i]))
+			return i;
+	return error_setx(-EINVAL, "'%s' is not a report format; the formats are: top, tree, folded",
+			  name ? name : "");
+}
+
+double report_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void report_put_name(FILE *out, const char *name, bool folded)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p; p++)
+		fputc(*p < 0x20 || *p == 0x7f || (folded && *p == ';') ? '?' : *p, out);
+}
+
+static void put_str(FILE *out, const char *s)
+{
+	report_put_name(out, s, false);
+}
+
+static void print_time(FILE *out, const char *label, uint64_t wall_ns)
+{
+	time_t t = (time_t)(wall_ns / 1000000000u);
+	struct tm tm;
+	char buf[64];
+
+	if (wall_ns && gmtime_r(&t, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
+		fprintf(out, "%-14s%s\n", label, buf);
+	else
+		fprintf(out, "%-14s%s\n", label, "unknown");
+}
+
+static void print_meta(FILE *out, const struct prof_meta *m)
+{
+	size_t i;
+
+	fprintf(out, "%-14s", "command:");
+	if (!m->argc && !m->npids)
+		fprintf(out, "unknown");
+	for (i = 0; i < m->argc; i++) {
+		fputs(i ? " " : "", out);
+		put_str(out, m->argv[i]);
+	}
+	if (m->npids) {
+		fprintf(out, "%spid ", m->argc ? "; " : "");
+		for (i = 0; i < m->npids; i++)
+			fprintf(out, "%s%" PRId32, i ? "," : "", m->pids[i]);
+	}
+	fprintf(out, "\n");
+	print_time(out, "started:", m->wall_start_ns);
+	fprintf(out, "%-14s", "event:");
+	put_str(out, *m->event ? m->event : "unknown");
+	fprintf(out, ", ");
+	if (m->freq_hz)
+		fprintf(out, "%" PRIu64 " Hz", m->freq_hz);
+	else
+		fprintf(out, "period %" PRIu64, m->period);
+	fprintf(out, ", user stack %" PRIu64 " bytes%s%s\n", m->stack_bytes,
+		m->flags & PROF_META_KERNEL ? ", kernel frames" : "",
+		m->flags & PROF_META_INHERIT ? ", children followed" : "");
+	fprintf(out, "%-14s", "host:");
+	put_str(out, m->hostname);
+	fprintf(out, ", Linux ");
+	put_str(out, m->kernel_release);
+	fprintf(out, " ");
+	put_str(out, m->arch);
+	fprintf(out, ", page size %" PRIu64 "\n", m->page_size);
+	fprintf(out, "%-14sprof ", "recorded by:");
+	put_str(out, m->prof_version);
+	fprintf(out, "\n");
+}
+
+static void print_counters(FILE *out, const struct prof_counters *c, const struct prof_meta *m)
+{
+	uint64_t lost = prof_counters_lost_total(c);
+	uint64_t complete = c->samples - c->truncated_stacks - c->empty_stacks;
+	bool any = false;
+	size_t i;
+
+	if (c->mono_end_ns >= m->mono_start_ns)
+		fprintf(out, "%-14s%.3f s\n", "duration:",
+			(double)(c->mono_end_ns - m->mono_start_ns) / 1e9);
+	fprintf(out, "%-14s%" PRIu64 " written, %" PRIu64 " delivered by the kernel, %" PRIu64
+		" lost (%.2f%%)\n", "samples:", c->samples, c->sample_events, lost,
+		report_pct(lost, c->samples + lost));
+	if (lost) {
+		fprintf(out, "%-14s", "lost by kind:");
+		for (i = 1; i < PROF_LOST__COUNT; i++)
+			if (c->lost[i])
+				fprintf(out, " %s %" PRIu64, prof_lost_kind_name((unsigned)i),
+					c->lost[i]);
+		fprintf(out, "\n");
+	}
+	fprintf(out, "%-14s%" PRIu64 " complete (%.1f%%), %" PRIu64 " truncated, %" PRIu64
+		" empty\n", "stacks:", complete, report_pct(complete, c->samples),
+		c->truncated_stacks, c->empty_stacks);
+	fprintf(out, "%-14s", "unwind errors:");
+	for (i = 1; i < PROF_UNWIND__COUNT; i++)
+		if (c->unwind_errors[i]) {
+			fprintf(out, " %s %" PRIu64, prof_unwind_error_name((unsigned)i),
+				c->unwind_errors[i]);
+			any = true;
+		}
+	fprintf(out, "%s\n", any ? "" : " none");
+	fprintf(out, "%-14s%" PRIu64 " processes, %" PRIu64 " threads; %" PRIu64
+		" lifecycle gaps, %" PRIu64 " reconciliations\n", "tracked:", c->processes,
+		c->threads, c->lifecycle_gaps, c->reconciliations);
+}
+
+static void print_header(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
+			 const char *title)
+{
+	const struct prof_counters *c = prof_spool_counters(sp);
+	struct prof_spool_status st;
+	struct prof_spool_counts n;
+
+	prof_spool_status(sp, &st);
+	prof_spool_counts(sp, &n);
+	if (title) {
+		fprintf(out, "# prof report of ");
+		put_str(out, title);
+		fprintf(out, "\n");
+	}
+	print_meta(out, prof_spool_meta(sp));
+	if (c) {
+		print_counters(out, c, prof_spool_meta(sp));
+	} else {
+		if (p->last_ns > p->first_ns)
+			fprintf(out, "%-14s%.3f s of samples (no trailer)\n", "duration:",
+				(double)(p->last_ns - p->first_ns) / 1e9);
+		fprintf(out, "%-14s%" PRIu64 " read (no trailer: counters unknown)\n", "samples:",
+			n.samples);
+	}
+	fprintf(out, "%-14s%" PRIu32 " processes, %" PRIu32 " threads, %" PRIu32 " modules, %"
+		PRIu32 " frames, %" PRIu32 " stack nodes, %" PRIu32 " symbols\n", "spool holds:",
+		n.processes, n.threads, n.modules, n.frames, n.stacks, n.symbols);
+	fprintf(out, "%-14s%" PRIu64 " bytes in %" PRIu64 " blocks", "spool size:", st.file_size,
+		st.blocks);
+	if (n.samples)
+		fprintf(out, ", %.2f bytes/sample", (double)st.file_size / (double)n.samples);
+	fprintf(out, "\n");
+}
+
+int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
+		      struct prof_symbolizer *sym, const struct prof_report_opts *opts)
+{
+	struct prof_report_opts o = { .sz = sizeof(o) };
+	struct agg a;
+	int r;
+
+	if (!out || !sp || !p || !sym)
+		return error_setx(-EINVAL, "nothing to report");
+	if (opts) {
+		if (opts->sz < sizeof(size_t) || opts->sz > sizeof(o))
+			return error_setx(-EINVAL, "report options of unknown size %zu", opts->sz);
+		memcpy(&o, opts, opts->sz);
+	}
+	if ((unsigned)o.format >= PROF_REPORT__COUNT || !(o.min_percent >= 0.0))
+		return error_setx(-EINVAL, "invalid report options");
+	if (!o.limit)
+		o.limit = 30;
+
+	r = agg_build(&a, sp, p, sym);
+	if (r < 0)
+		goto out;
+	if (o.format != PROF_REPORT_FOLDED) {
+		print_header(out, sp, p, o.title);
+		fputc('\n', out);
+	}
+	switch (o.format) {
+	case PROF_REPORT_TOP:
+		r = output_top(out, &a, &o);
+		break;
+	case PROF_REPORT_TREE:
+		r = output_tree(out, &a, &o);
+		break;
+	default:
+		r = output_folded(out, &a);
+		break;
+	}
+	errno = 0;
+	if (r == 0 && (fflush(out) == EOF || ferror(out)))
+		r = error_set(errno ? -errno : -EIO, "cannot write the report");
+out:
+	agg_release(&a);
+	return r;
+}

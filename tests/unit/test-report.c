@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-report.c - aggregation and the output formats, on a small spool whose
+ * names come from its own symbol records: self and total per function
+ * (recursion counted once per stack), the call tree, folded stacks summing
+ * to the samples, pruning, limits, bad options and write errors, and a
+ * stack far deeper than any real one.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "prof.h"
+#include "spool_test.h"
+
+struct rfx {
+	struct membuf mb;
+	struct prof_spool *sp;
+	struct prof_profile *prof;
+	struct prof_symbolizer *sym;
+};
+
+/*
+ * 15 samples over functions main, rec, leaf, other (module "app", named by
+ * symbol records):
+ *   main -> rec -> rec -> rec -> leaf   6
+ *   main -> rec -> leaf                 3 (leaf at another pc)
+ *   main -> other                       2
+ *   main                                1
+ *   [truncated] -> rec -> leaf          1
+ *   (empty stack)                       2
+ */
+static void rfx_open(struct rfx *fx)
+{
+	struct prof_writer sink;
+	struct prof_spool_writer *w;
+	struct prof_meta meta;
+	uint32_t m, main_f, rec, leaf, leaf2, other, trunc, p, t, i;
+	int64_t id;
+
+	memset(fx, 0, sizeof(*fx));
+	sink = membuf_sink(&fx->mb);
+	test_meta(&meta);
+	if (prof_spool_writer_new(&sink, &meta, NULL, &w) < 0)
+		abort();
+	p = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 7 });
+	t = (uint32_t)prof_spool_add_thread(w, &(struct prof_thread){ .process = p, .tid = 7 });
+	/* not an absolute path: no file is looked for */
+	m = (uint32_t)prof_spool_add_module(w, &(struct prof_module){ .process = p, .start = 0x1000,
+								       .end = 0x2000, .path = "app" });
+	static const char *const names[] = { "main", "rec", "leaf", "other" };
+	for (i = 0; i < 4; i++)
+		prof_spool_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_MODULE,
+								.scope_id = m,
+								.start = 0x100 * (i + 1),
+								.size = 0x100, .name = names[i] });
+#define FRAME(a) (uint32_t)prof_spool_intern_frame(w, &(struct prof_frame){ \
+		.kind = PROF_FRAME_USER, .ref = m, .addr = (a) })
+	main_f = FRAME(0x110);
+	rec = FRAME(0x220);
+	leaf = FRAME(0x300);
+	leaf2 = FRAME(0x310);
+	other = FRAME(0x420);
+#undef FRAME
+	trunc = (uint32_t)prof_spool_intern_frame(w, &(struct prof_frame){
+		.kind = PROF_FRAME_TRUNCATED, .addr = PROF_UNWIND_STACK_COPY });
+	struct {
+		uint32_t frames[5];	/* leaf first */
+		size_t n;
+		unsigned count;
+	} st[] = {
+		{ { leaf, rec, rec, rec, main_f }, 5, 6 },
+		{ { leaf2, rec, main_f }, 3, 3 },
+		{ { other, main_f }, 2, 2 },
+		{ { main_f }, 1, 1 },
+		{ { leaf, rec, trunc }, 3, 1 },
+		{ { 0 }, 0, 2 },
+	};
+	for (i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+		unsigned k;
+
+		id = prof_spool_intern_frames(w, st[i].frames, st[i].n);
+		if (id < 0)
+			abort();
+		for (k = 0; k < st[i].count; k++)
+			if (prof_spool_add_sample(w, &(struct prof_sample){
+				    .time_ns = 5000000000ull + 1000000ull * (i * 10 + k),
+				    .thread = t, .stack = (uint32_t)id, .period = 1 }) < 0)
+				abort();
+	}
+	if (prof_spool_writer_close(w) < 0 || open_bytes(fx->mb.p, fx->mb.len, &fx->sp) < 0 ||
+	    prof_profile_new(&fx->prof) < 0 || prof_profile_read(fx->prof, fx->sp) < 0 ||
+	    prof_symbolizer_new(fx->sp, &fx->sym) < 0)
+		abort();
+}
+
+static void rfx_close(struct rfx *fx)
+{
+	prof_symbolizer_free(fx->sym);
+	prof_profile_free(fx->prof);
+	prof_spool_close(fx->sp);
+	free(fx->mb.p);
+}
+
+/* The report in OPTS's format, without its header; NULL on error (freed by the caller). */
+static char *report(struct rfx *fx, const struct prof_report_opts *opts, int *ret)
+{
+	char *buf = NULL, *body;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		abort();
+	*ret = prof_report_write(f, fx->sp, fx->prof, fx->sym, opts);
+	fclose(f);
+	if (opts && opts->format == PROF_REPORT_FOLDED)
+		return buf;
+	body = strstr(buf, "\n\n");
+	if (!body)
+		return buf;
+	memmove(buf, body + 2, strlen(body + 2) + 1);
+	return buf;
+}
+
+#define CHECK_REPORT(fx, opts, want)                                                       \
+	do {                                                                               \
+		int r_;                                                                    \
+		char *got_ = report(fx, opts, &r_);                                        \
+		bool same_ = !strcmp(got_, want);                                          \
+		if (!same_)                                                                \
+			printf("--- got:\n%s--- want:\n%s---\n", got_, want);              \
+		free(got_);                                                                \
+		CHECK_INT(r_, ==, 0);                                                      \
+		CHECK(same_);                                                              \
+	} while (0)
+
+TEST(report_top_counts_self_and_total_once_per_stack)
+{
+	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_TOP };
+	struct rfx fx;
+
+	rfx_open(&fx);
+	CHECK_INT(prof_profile_samples(fx.prof), ==, 15);
+	CHECK_REPORT(&fx, &o,
+		     "  self%  total%  samples  function                 module\n"
+		     " 66.67%  66.67%       10  leaf                     app\n"
+		     " 13.33%  13.33%        2  [empty stack]\n"
+		     " 13.33%  13.33%        2  other                    app\n"
+		     "  6.67%  80.00%        1  main                     app\n"
+		     "  0.00%  66.67%        0  rec                      app\n"
+		     "  0.00%   6.67%        0  [truncated: stack-copy]\n");
+	rfx_close(&fx);
+}
+
+TEST(report_top_limit_and_min_percent_hide_rows_and_say_so)
+{
+	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_TOP, .limit = 2 };
+	struct rfx fx;
+
+	rfx_open(&fx);
+	CHECK_REPORT(&fx, &o,
+		     "  self%  total%  samples  function       module\n"
+		     " 66.67%  66.67%       10  leaf           app\n"
+		     " 13.33%  13.33%        2  [empty stack]\n"
+		     "(4 more functions not shown)\n");
+	o.limit = -1;
+	o.min_percent = 10;
+	CHECK_REPORT(&fx, &o,
+		     "  self%  total%  samples  function       module\n"
+		     " 66.67%  66.67%       10  leaf           app\n"
+		     " 13.33%  13.33%        2  [empty stack]\n"
+		     " 13.33%  13.33%        2  other          app\n"
+		     "  6.67%  80.00%        1  main           app\n"
+		     "  0.00%  66.67%        0  rec            app\n"
+		     "(1 more function not shown)\n");
+	rfx_close(&fx);
+}
+
+TEST(report_tree_runs_from_the_roots_and_prunes)
+{
+	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_TREE };
+	struct rfx fx;
+
+	rfx_open(&fx);
+	CHECK_REPORT(&fx, &o,
+		     " total%   self%  call tree\n"
+		     " 80.00%   6.67%  main [app]\n"
+		     " 60.00%   0.00%    rec [app]\n"
+		     " 40.00%   0.00%      rec [app]\n"
+		     " 40.00%   0.00%        rec [app]\n"
+		     " 40.00%  40.00%          leaf [app]\n"
+		     " 20.00%  20.00%      leaf [app]\n"
+		     " 13.33%  13.33%    other [app]\n"
+		     " 13.33%  13.33%  [empty stack]\n"
+		     "  6.67%   0.00%  [truncated: stack-copy]\n"
+		     "  6.67%   0.00%    rec [app]\n"
+		     "  6.67%   6.67%      leaf [app]\n");
+	o.min_percent = 20;
+	CHECK_REPORT(&fx, &o,
+		     " total%   self%  call tree\n"
+		     " 80.00%   6.67%  main [app]\n"
+		     " 60.00%   0.00%    rec [app]\n"
+		     " 40.00%   0.00%      rec [app]\n"
+		     " 40.00%   0.00%        rec [app]\n"
+		     " 40.00%  40.00%          leaf [app]\n"
+		     " 20.00%  20.00%      leaf [app]\n");
+	rfx_close(&fx);
+}
+
+TEST(report_folded_has_one_line_per_stack_and_every_sample)
+{
+	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_FOLDED,
+				      .min_percent = 50, .limit = 1 };
+	struct rfx fx;
+
+	rfx_open(&fx);
+	/* no header, nothing pruned: the counts sum to the 15 samples */
+	CHECK_REPORT(&fx, &o,
+		     "[empty stack] 2\n"
+		     "[truncated: stack-copy];rec;leaf 1\n"
+		     "main 1\n"
+		     "main;other 2\n"
+		     "main;rec;leaf 3\n"
+		     "main;rec;rec;rec;leaf 6\n");
+	rfx_close(&fx);
+}
+
+TEST(report_header_comes_first_with_the_title)
+{
+	struct prof_report_opts o = { .sz = sizeof(o), .title = "x.spool" };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct rfx fx;
+
+	rfx_open(&fx);
+	CHECK_INT(prof_report_write(f, fx.sp, fx.prof, fx.sym, &o), ==, 0);
+	fclose(f);
+	CHECK(!strncmp(buf, "# prof report of x.spool\ncommand:      ./app --flag x y; pid 17,42\n",
+		       67));
+	CHECK(strstr(buf, "\nsamples:      15 read (no trailer: counters unknown)\n"));
+	CHECK(strstr(buf, "\n\n  self%  total%  samples  function"));
+	free(buf);
+	rfx_close(&fx);
+}
+
+TEST(report_rejects_bad_options_and_reports_write_errors)
+{
+	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT__COUNT };
+	FILE *full = fopen("/dev/full", "w");
+	struct rfx fx;
+	int r;
+
+	rfx_open(&fx);
+	free(report(&fx, &o, &r));
+	CHECK_INT(r, ==, -EINVAL);
+	o.format = PROF_REPORT_TREE;
+	o.min_percent = -1;
+	free(report(&fx, &o, &r));
+	CHECK_INT(r, ==, -EINVAL);
+	o.min_percent = NAN;
+	free(report(&fx, &o, &r));
+	CHECK_INT(r, ==, -EINVAL);
+	o.min_percent = 0;
+	o.sz = sizeof(o) + 8;
+	free(report(&fx, &o, &r));
+	CHECK_INT(r, ==, -EINVAL);
+	free(report(&fx, NULL, &r));	/* NULL: the defaults */
+	CHECK_INT(r, ==, 0);
+	CHECK(full);
+	CHECK_INT(prof_report_write(full, fx.sp, fx.prof, fx.sym, NULL), ==, -ENOSPC);
+	CHECK_STR(prof_errmsg(), "cannot write the report: No space left on device");
+	fclose(full);
+	rfx_close(&fx);
+}
+
+TEST(report_format_names_round_trip)
+{
+	CHECK_STR(prof_report_format_name(PROF_REPORT_TOP), "top");
+	CHECK_STR(prof_report_format_name(PROF_REPORT_TREE), "tree");
+	CHECK_STR(prof_report_format_name(PROF_REPORT_FOLDED), "folded");
+	CHECK(!prof_report_format_name(PROF_REPORT__COUNT));
+	CHECK_INT(prof_report_format_parse("tree"), ==, PROF_REPORT_TREE);
+	CHECK_INT(prof_report_format_parse("folded"), ==, PROF_REPORT_FOLDED);
+	CHECK_INT(prof_report_format_parse("Top"), ==, -EINVAL);
+	CHECK_STR(prof_errmsg(), "'Top' is not a report format; the formats are: top, tree, folded");
+}
+
+TEST(report_survives_a_stack_deeper_than_any_real_one)
+{
+	enum { DEPTH = 100000 };
+	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_TREE };
+	struct prof_spool_writer *w;
+	struct prof_writer sink;
+	struct prof_meta meta;
+	struct rfx fx = { 0 };
+	uint32_t *frames = malloc(DEPTH * sizeof(*frames)), p, t;
+	int64_t leaf;
+	char *out, *last;
+	size_t i;
+	int r;
+
+	CHECK(frames);
+	sink = membuf_sink(&fx.mb);
+	test_meta(&meta);
+	CHECK_INT(prof_spool_writer_new(&sink, &meta, NULL, &w), ==, 0);
+	p = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 7 });
+	t = (uint32_t)prof_spool_add_thread(w, &(struct prof_thread){ .process = p, .tid = 7 });
+	frames[0] = (uint32_t)prof_spool_intern_frame(
+		w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL, .addr = 0x1000 });
+	for (i = 1; i < DEPTH; i++)	/* a recursion DEPTH frames deep */
+		frames[i] = frames[0];
+	leaf = prof_spool_intern_frames(w, frames, DEPTH);
+	free(frames);
+	CHECK_INT(leaf, ==, DEPTH);
+	CHECK_INT(prof_spool_add_sample(w, &(struct prof_sample){ .time_ns = 5000000001ull,
+								   .thread = t,
+								   .stack = (uint32_t)leaf }),
+		  ==, 0);
+	CHECK_INT(prof_spool_writer_close(w), ==, 0);
+	CHECK_INT(open_bytes(fx.mb.p, fx.mb.len, &fx.sp), ==, 0);
+	CHECK_INT(prof_profile_new(&fx.prof), ==, 0);
+	CHECK_INT(prof_profile_read(fx.prof, fx.sp), ==, 0);
+	CHECK_INT(prof_symbolizer_new(fx.sp, &fx.sym), ==, 0);
+	out = report(&fx, &o, &r);
+	CHECK_INT(r, ==, 0);
+	last = strrchr(out, '\n');
+	*last = '\0';
+	last = strrchr(out, '\n') + 1;
+	/* deep lines stop indenting and say their depth */
+	CHECK_STR(last, "100.00% 100.00%                                                                  "
+			"(depth 100000) 0x1000 [kernel]");
+	free(out);
+	o.format = PROF_REPORT_TOP;
+	out = report(&fx, &o, &r);
+	CHECK_INT(r, ==, 0);
+	CHECK_STR(out, "  self%  total%  samples  function  module\n"
+		       "100.00% 100.00%        1  0x1000    [kernel]\n");
+	free(out);
+	rfx_close(&fx);
+}
