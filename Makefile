@@ -46,7 +46,7 @@ CMD_OBJS := $(CMD_SRCS:%.c=$(O)/%.o)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(O)/%.o)
 TARGETS := $(TARGET_SRCS:tests/targets/%.c=$(O)/targets/%)
 TARGET_LIBS := $(TARGET_LIB_SRCS:tests/targets/%.c=$(O)/targets/%.so)
-TOOLS := $(O)/spoolgen $(O)/fuzz-replay
+TOOLS := $(O)/spoolgen $(O)/fuzz-replay $(O)/hottest
 
 .PHONY: all check demo install clean distclean fuzz tests
 .DELETE_ON_ERROR:
@@ -75,6 +75,9 @@ $(O)/unit-tests: $(UNIT_OBJS) $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJS) $(O)/libprof.a $(PROF_LIBS)
 
 $(O)/spoolgen: $(O)/tests/tools/spoolgen.o $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
+
+$(O)/hottest: $(O)/examples/hottest.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
 $(O)/fuzz-replay: $(O)/tests/fuzz/fuzz-spool.o $(O)/tests/fuzz/replay.o $(O)/libprof.a

@@ -58,21 +58,6 @@ int error_setx(int err, const char *fmt, ...)
 	return err;
 }
 
-int error_wrap(int err, const char *fmt, ...)
-{
-	char inner[ERRMSG_MAX];
-	va_list ap;
-	int n;
-
-	memcpy(inner, errmsg, sizeof(inner));
-	va_start(ap, fmt);
-	n = vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
-	va_end(ap);
-	if (n >= 0 && (size_t)n < sizeof(errmsg) && inner[0])
-		snprintf(errmsg + n, sizeof(errmsg) - n, ": %s", inner);
-	return err;
-}
-
 void prof_set_log_fn(prof_log_fn fn, enum prof_log_level max_level, void *ctx)
 {
 	log_fn = fn;

@@ -25,9 +25,6 @@ int error_set(int err, const char *fmt, ...) PROF_PRINTF(2, 3);
 /* Like error_set() without the strerror suffix (the text says it all). */
 int error_setx(int err, const char *fmt, ...) PROF_PRINTF(2, 3);
 
-/* Prepend "<fmt>: " to the current message (outer context), return ERR. */
-int error_wrap(int err, const char *fmt, ...) PROF_PRINTF(2, 3);
-
 void log_msg(enum prof_log_level level, const char *fmt, ...) PROF_PRINTF(2, 3);
 #define pr_warn(...) log_msg(PROF_LOG_WARN, __VA_ARGS__)
 #define pr_info(...) log_msg(PROF_LOG_INFO, __VA_ARGS__)

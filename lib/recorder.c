@@ -747,19 +747,39 @@ static void close_rings(struct prof_recorder *rec)
 	rec->nrings = 0;
 }
 
+/*
+ * Keep the first error as the message; a later one is appended as context
+ * ("...; then: ..."), so the user sees what failed first and what followed.
+ */
+static void keep_error(int *first, char *msg, size_t len, int r)
+{
+	size_t n;
+
+	if (r >= 0)
+		return;
+	if (*first == 0) {
+		*first = r;
+		snprintf(msg, len, "%s", prof_errmsg());
+		return;
+	}
+	n = strlen(msg);
+	if (n + 8 < len)
+		snprintf(msg + n, len - n, "; then: %s", prof_errmsg());
+}
+
 int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summary *ret)
 {
 	struct prof_counters c = { 0 };
 	struct prof_recording_summary s;
+	char msg[1024] = "";
 	size_t i;
-	int r = 0, r2;
+	int r = 0;
 
 	for (i = 0; i < rec->nrings; i++)
-		if (ioctl(rec->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0) < 0 && !r)
-			r = error_set(-errno, "cannot disable the perf events");
-	r2 = prof_recorder_flush(rec);
-	if (r2 < 0 && !r)
-		r = r2;
+		if (ioctl(rec->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+			keep_error(&r, msg, sizeof(msg),
+				   error_set(-errno, "cannot disable the perf events"));
+	keep_error(&r, msg, sizeof(msg), prof_recorder_flush(rec));
 	prof_recorder_summary(rec, &s);
 	c.samples = s.samples;
 	c.sample_events = s.sample_events;
@@ -774,23 +794,24 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 	c.mono_end_ns = now_ns(CLOCK_MONOTONIC);
 	c.wall_end_ns = now_ns(CLOCK_REALTIME);
 	/* a trailer is written even after an error: the spool says what it holds */
-	r2 = prof_spool_writer_finish(rec->w, &c);
-	if (r2 < 0 && !r)
-		r = r2;
+	keep_error(&r, msg, sizeof(msg), prof_spool_writer_finish(rec->w, &c));
 	s.spool_bytes = prof_spool_writer_bytes(rec->w);
-	r2 = prof_spool_writer_close(rec->w);
+	keep_error(&r, msg, sizeof(msg), prof_spool_writer_close(rec->w));
 	rec->w = NULL;
-	if (r2 < 0 && !r)
-		r = r2;
 	if (rec->tmp_path) {
-		if (rename(rec->tmp_path, rec->path) < 0 && !r)
-			r = error_set(-errno, "cannot rename the spool to '%s'", rec->path);
+		/* on failure the recording stays where it is, and the message says where */
+		if (rename(rec->tmp_path, rec->path) < 0)
+			keep_error(&r, msg, sizeof(msg),
+				   error_set(-errno, "cannot rename '%s' to '%s' (the recording is "
+					     "kept there)", rec->tmp_path, rec->path));
 		free(rec->tmp_path);
 		rec->tmp_path = NULL;
 	}
 	if (ret)
 		*ret = s;
 	prof_recorder_free(rec);
+	if (r < 0)
+		error_setx(r, "%s", msg);
 	return r;
 }
 

@@ -16,7 +16,7 @@ setup() {
 	assert_regex "$stderr" '^prof: [0-9]+ samples, 0 lost, 1 process, 1 thread, (cpu-clock|cycles)[^,]*, [0-9.]+% complete stacks, [0-9.]+ [KM]?i?B spool \([0-9.]+ B/sample\): l.spool$'
 	run -0 "$PROF" report -q l.spool
 	assert_line --regexp '^stacks: +[0-9]+ complete \((9[5-9]|100)\.[0-9]%\), [0-9]+ truncated, 0 empty$'
-	assert_line --regexp '^samples: +(4[0-9]{2}|5[0-9]{2}) written'
+	assert_line --regexp '^samples: +[1-9][0-9]{2,} written'
 }
 
 @test "record -q prints nothing on stderr, and prof.spool is the default" {
@@ -109,4 +109,13 @@ setup() {
 	run -0 "$PROF" record -q -F max -o m.spool -- "$T/exitcode" 0
 	run -0 "$PROF" report -q m.spool
 	assert_line --regexp "^event: +[a-z-]+, $max Hz, user stack 32768 bytes"
+}
+
+@test "examples/hottest records through the library API alone and names the hottest stack" {
+	run -0 "$BUILD/hottest" h.spool "$T/ladder" 0.3
+	assert_line --regexp '^[0-9]+ samples$'
+	assert_line --regexp '^hottest stack: [0-9]+ of [0-9]+ samples$'
+	assert_line "  main (ladder)"
+	assert_line "  ladder_c (ladder)"
+	assert_line --index -1 "  ladder_d (ladder)"
 }

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hottest - record a command with libprof and print its hottest stack,
+ * root first, one frame a line.  It uses nothing but lib/prof.h: launch
+ * suspended, attach, poll until the command is done, finish, then read the
+ * spool back and symbolize.  Built by `make tests`; tests/cli runs it.
+ *
+ *   hottest SPOOL COMMAND [ARG...]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "prof.h"
+
+static int die(const char *what)
+{
+	fprintf(stderr, "hottest: %s: %s\n", what, prof_errmsg());
+	return 1;
+}
+
+static int record(const char *path, char **argv)
+{
+	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
+	struct prof_recording_summary sum;
+	struct prof_launched *child;
+	struct prof_recorder *rec;
+	size_t active = 1;
+	int status = 0, done = 0;
+
+	if (prof_launch_suspended(argv, &child) < 0)
+		return die("launch");
+	if (prof_recorder_attach(prof_launched_pid(child), path, PROF_ATTACH_ON_EXEC, &opts,
+				 &rec) < 0) {
+		prof_launched_free(child);
+		return die("attach");
+	}
+	if (prof_launched_release(child) < 0) {
+		prof_recorder_free(rec);
+		prof_launched_free(child);
+		return die("exec");
+	}
+	while (!done || active) {
+		if (prof_recorder_poll(rec, 100, NULL) < 0)
+			break;
+		if (!done)
+			done = prof_launched_wait(child, false, &status) == 1;
+		if (done && prof_recorder_active_process_count(rec, &active) < 0)
+			break;
+	}
+	prof_launched_free(child);
+	if (prof_recorder_finish(rec, &sum) < 0)
+		return die("finish");
+	printf("%llu samples\n", (unsigned long long)sum.samples);
+	return 0;
+}
+
+/* Count samples per leaf stack node, in memory bounded by distinct stacks. */
+static int hottest(const char *path)
+{
+	struct prof_resolved_frame rf;
+	struct prof_spool_counts n;
+	struct prof_symbolizer *sym;
+	struct prof_spool *sp;
+	struct prof_event ev;
+	uint64_t *count = NULL, best = 0;
+	uint32_t best_id = 0, id, chain[1024];
+	size_t cap = 0, depth = 0;
+
+	if (prof_spool_open(path, &sp) < 0)
+		return die("open");
+	while (prof_spool_next(sp, &ev) > 0) {
+		if (ev.type != PROF_EV_SAMPLE || !ev.sample->stack)
+			continue;
+		if (ev.sample->stack >= cap) {
+			size_t ncap = (ev.sample->stack + 1) * 2;
+			uint64_t *p = realloc(count, ncap * sizeof(*p));
+
+			if (!p)
+				return 1;
+			for (size_t i = cap; i < ncap; i++)
+				p[i] = 0;
+			count = p;
+			cap = ncap;
+		}
+		if (++count[ev.sample->stack] > best) {
+			best = count[ev.sample->stack];
+			best_id = ev.sample->stack;
+		}
+	}
+	prof_spool_counts(sp, &n);
+	if (prof_symbolizer_new(sp, &sym) < 0)
+		return die("symbolizer");
+	for (id = best_id; id && depth < 1024; id = prof_spool_stack(sp, id)->parent)
+		chain[depth++] = prof_spool_stack(sp, id)->frame;
+	printf("hottest stack: %llu of %llu samples\n", (unsigned long long)best,
+	       (unsigned long long)n.samples);
+	while (depth--) {
+		if (prof_symbolizer_frame(sym, chain[depth], &rf) < 0)
+			return die("symbolize");
+		printf("  %s (%s)\n", rf.function, rf.module);
+	}
+	prof_symbolizer_free(sym);
+	prof_spool_close(sp);
+	free(count);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: hottest SPOOL COMMAND [ARG...]\n");
+		return 64;
+	}
+	return record(argv[1], argv + 2) ?: hottest(argv[1]);
+}

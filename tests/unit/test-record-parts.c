@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-record-parts.c - the recorder's pieces that need no perf events:
+ * the ring reader on a synthetic buffer (records that wrap), the sorter's
+ * ordering and watermark, and /proc/PID/maps parsing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "perf_ring.h"
+#include "proc_maps.h"
+#include "sorter.h"
+
+#define PAGE 4096
+#define DATA 4096
+
+/* A ring in plain memory: the metadata page, then DATA bytes of data. */
+static uint8_t *fake_ring(struct perf_ring *r)
+{
+	uint8_t *mem = aligned_alloc(PAGE, PAGE + DATA);
+
+	memset(mem, 0, PAGE + DATA);
+	memset(r, 0, sizeof(*r));
+	r->base = mem;
+	r->page_size = PAGE;
+	r->data_size = DATA;
+	return mem;
+}
+
+/* Write a record of SIZE bytes, filled with BYTE, at absolute position POS. */
+static void put_record(uint8_t *mem, uint64_t pos, uint16_t size, uint8_t byte)
+{
+	uint8_t rec[512];
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = size };
+	size_t i;
+
+	memcpy(rec, &h, sizeof(h));
+	memset(rec + sizeof(h), byte, size - sizeof(h));
+	for (i = 0; i < size; i++)
+		mem[PAGE + (pos + i) % DATA] = rec[i];
+}
+
+TEST(ring_reads_records_that_wrap)
+{
+	struct perf_ring r;
+	uint8_t *mem = fake_ring(&r);
+	struct perf_event_mmap_page *meta = (void *)mem;
+	const struct perf_event_header *h;
+	uint64_t pos = DATA - 100;	/* the second record straddles the end */
+	int i;
+
+	put_record(mem, pos, 64, 0xa1);
+	put_record(mem, pos + 64, 200, 0xb2);
+	put_record(mem, pos + 264, 40, 0xc3);
+	meta->data_tail = pos;
+	meta->data_head = pos + 304;
+	CHECK(perf_ring_begin(&r));
+	h = perf_ring_next(&r);
+	CHECK(h && h->size == 64 && ((const uint8_t *)h)[63] == 0xa1);
+	h = perf_ring_next(&r);
+	CHECK(h && h->size == 200);
+	for (i = sizeof(*h); i < 200; i++)
+		CHECK_INT(((const uint8_t *)h)[i], ==, 0xb2);
+	h = perf_ring_next(&r);
+	CHECK(h && h->size == 40 && ((const uint8_t *)h)[39] == 0xc3);
+	CHECK(perf_ring_next(&r) == NULL);
+	perf_ring_end(&r);
+	CHECK_INT(meta->data_tail, ==, pos + 304);
+	CHECK(!perf_ring_begin(&r));
+	free(r.copy);
+	free(mem);
+}
+
+TEST(ring_header_split_across_the_end)
+{
+	struct perf_ring r;
+	uint8_t *mem = fake_ring(&r);
+	struct perf_event_mmap_page *meta = (void *)mem;
+	const struct perf_event_header *h;
+	uint64_t pos = 3 * DATA - 4;	/* head and tail have lapped the ring */
+
+	put_record(mem, pos, 48, 0x5a);
+	meta->data_tail = pos;
+	meta->data_head = pos + 48;
+	CHECK(perf_ring_begin(&r));
+	h = perf_ring_next(&r);
+	CHECK(h && h->size == 48 && h->type == PERF_RECORD_SAMPLE);
+	CHECK_INT(((const uint8_t *)h)[47], ==, 0x5a);
+	free(r.copy);
+	free(mem);
+}
+
+TEST(ring_drops_a_torn_record)
+{
+	struct perf_ring r;
+	uint8_t *mem = fake_ring(&r);
+	struct perf_event_mmap_page *meta = (void *)mem;
+
+	put_record(mem, 0, 64, 1);
+	meta->data_tail = 0;
+	meta->data_head = 32;	/* the record claims more than is there */
+	CHECK(perf_ring_begin(&r));
+	CHECK(perf_ring_next(&r) == NULL);
+	perf_ring_end(&r);
+	CHECK_INT(meta->data_tail, ==, 32);
+	free(mem);
+}
+
+TEST(sorter_orders_by_time_then_arrival_and_honours_the_watermark)
+{
+	static const uint64_t times[] = { 50, 10, 30, 10, 70, 20, 30 };
+	struct sorter s;
+	const struct sorted_rec *r;
+	uint64_t last = 0, seq_at_10 = 0;
+	size_t i, n = 0;
+
+	sorter_init(&s);
+	for (i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+		CHECK_INT(sorter_push(&s, times[i], (int)i, &i, sizeof(i)), ==, 0);
+	while ((r = sorter_pop(&s, 30))) {
+		size_t idx;
+
+		memcpy(&idx, r->data, sizeof(idx));
+		CHECK(r->time >= last);
+		if (r->time == 10 && n == 1)
+			CHECK(idx > seq_at_10);	/* equal times keep arrival order */
+		if (r->time == 10 && n == 0)
+			seq_at_10 = idx;
+		CHECK_INT(r->cpu, ==, idx);
+		last = r->time;
+		n++;
+	}
+	CHECK_INT(n, ==, 5);	/* 10 10 20 30 30; 50 and 70 wait */
+	CHECK_INT(sorter_len(&s), ==, 2);
+	CHECK(sorter_pop(&s, UINT64_MAX)->time == 50);
+	CHECK(sorter_pop(&s, UINT64_MAX)->time == 70);
+	CHECK(sorter_pop(&s, UINT64_MAX) == NULL);
+	sorter_release(&s);
+}
+
+TEST(maps_lines_parse_with_spaces_and_without_paths)
+{
+	char l1[] = "55d0c0a00000-55d0c0a21000 r-xp 00001000 08:01 1234567    /usr/bin/my prog\n";
+	char l2[] = "7ffd1c3f0000-7ffd1c411000 rw-p 00000000 00:00 0          [stack]\n";
+	char l3[] = "7f00-7f10 rw-p 0 00:00 0\n";
+	char bad[] = "not a maps line\n";
+	struct map_entry e;
+
+	CHECK(maps_parse_line(l1, &e));
+	CHECK_INT(e.start, ==, 0x55d0c0a00000ull);
+	CHECK_INT(e.end, ==, 0x55d0c0a21000ull);
+	CHECK_INT(e.pgoff, ==, 0x1000);
+	CHECK_INT(e.dev_major, ==, 8);
+	CHECK_INT(e.dev_minor, ==, 1);
+	CHECK_INT(e.inode, ==, 1234567);
+	CHECK(e.exec);
+	CHECK_STR(e.path, "/usr/bin/my prog");
+	CHECK(maps_parse_line(l2, &e));
+	CHECK(!e.exec);
+	CHECK_STR(e.path, "[stack]");
+	CHECK(maps_parse_line(l3, &e));
+	CHECK_STR(e.path, "");
+	CHECK(!maps_parse_line(bad, &e));
+}
+
+TEST(maps_of_this_process_hold_its_code)
+{
+	struct map_entry *maps;
+	char comm[16];
+	pid_t ppid;
+	int n, i, exec = 0;
+
+	n = maps_read(getpid(), &maps);
+	CHECK(n > 0);
+	for (i = 0; i < n; i++)
+		exec += maps[i].exec && maps[i].path[0] == '/';
+	maps_free(maps, n);
+	CHECK(exec >= 2);	/* the test binary and libc at least */
+	CHECK_INT(proc_stat(getpid(), comm, &ppid, NULL), ==, 0);
+	CHECK_STR(comm, "unit-tests");
+	CHECK_INT(ppid, ==, getppid());
+	CHECK_INT(maps_read(999999999, &maps), ==, -ESRCH);
+}
