@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "prof.h"
@@ -15,11 +16,15 @@ enum {
 	OPT_FORMAT = 0x100,
 	OPT_LIMIT,
 	OPT_MIN_PERCENT,
+	OPT_BY_THREAD,
+	OPT_BY_PROCESS,
 };
 
 struct report_args {
 	const char *path;
 	int verbosity;
+	enum prof_group_by group_by;
+	const char *group_opt;		/* the option that set group_by */
 	struct prof_report_opts opts;
 };
 
@@ -28,6 +33,9 @@ static const struct argp_option report_options[] = {
 	{ "limit", OPT_LIMIT, "N", 0, "list N functions in top (default 30, 0 all)", 0 },
 	{ "min-percent", OPT_MIN_PERCENT, "PCT", 0,
 	  "hide what has under PCT% of samples (default 0.5)", 0 },
+	{ "by-thread", OPT_BY_THREAD, NULL, 0, "one profile per thread (name at the sample, tid)", 0 },
+	{ "by-process", OPT_BY_PROCESS, NULL, 0, "one profile per process (comm at the sample, pid)",
+	  0 },
 	{ "quiet", 'q', NULL, 0, "print no warnings", 0 },
 	{ "verbose", 'v', NULL, 0, "print more detail on stderr (repeat for debug)", 0 },
 	LIST_OPTIONS_ENTRY,
@@ -39,6 +47,7 @@ static struct argp report_argp;
 static error_t parse_report(int key, char *arg, struct argp_state *state)
 {
 	struct report_args *args = state->input;
+	const char *opt;
 	char *end;
 	int r;
 
@@ -64,6 +73,14 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 		    args->opts.min_percent > 100.0)
 			argp_error(state, "invalid --min-percent '%s': expected a percentage "
 				   "from 0 to 100", arg);
+		break;
+	case OPT_BY_THREAD:
+	case OPT_BY_PROCESS:
+		opt = key == OPT_BY_THREAD ? "--by-thread" : "--by-process";
+		if (args->group_opt && strcmp(args->group_opt, opt))
+			argp_error(state, "%s and %s cannot be used together", args->group_opt, opt);
+		args->group_opt = opt;
+		args->group_by = key == OPT_BY_THREAD ? PROF_GROUP_THREAD : PROF_GROUP_PROCESS;
 		break;
 	case 'q':
 		args->verbosity = 0;
@@ -97,6 +114,9 @@ static struct argp report_argp = {
 	       "files the recording mapped (.symtab, else .dynsym); a frame without a name "
 	       "shows as module+0xOFFSET.  A spool that was cut short or damaged is read up "
 	       "to its last complete, valid block, with a warning.\n\n"
+	       "--by-thread and --by-process split the report: top and tree print a section "
+	       "per thread or process, most samples first, with percents of all samples; "
+	       "folded puts a root frame NAME-TID or COMM-PID above each stack.\n\n"
 	       "Exit status: 0 success (also for a partial spool), 1 the spool cannot be "
 	       "read or the report cannot be written, 64 usage error.",
 };
@@ -164,6 +184,8 @@ static int run_report(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	r = prof_profile_new(&prof);
+	if (r == 0)
+		r = prof_profile_group_by(prof, args.group_by);
 	if (r == 0)
 		r = prof_profile_read(prof, sp);
 	if (r == 0)

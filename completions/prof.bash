@@ -65,7 +65,7 @@ _prof_record()
 
 _prof_report()
 {
-	local opts='--format --limit --min-percent --quiet -q --verbose -v --help --usage --version'
+	local opts='--format --limit --min-percent --by-thread --by-process --quiet -q --verbose -v --help --usage --version'
 
 	# bash splits --format=VALUE at the =, which becomes a word of its own
 	[[ $prev == = ]] && prev=${words[cword - 2]}

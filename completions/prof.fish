@@ -73,6 +73,8 @@ complete -c prof -n '__prof_using record; and __prof_after_dashdash' -a '(__prof
 complete -c prof -n '__prof_using report' -l format -x -a 'top tree folded' -d 'the view to print'
 complete -c prof -n '__prof_using report' -l limit -x -d 'list N functions in top (default 30, 0 all)'
 complete -c prof -n '__prof_using report' -l min-percent -x -d 'hide what has under PCT% of samples (default 0.5)'
+complete -c prof -n '__prof_using report' -l by-thread -d 'one profile per thread (name at the sample, tid)'
+complete -c prof -n '__prof_using report' -l by-process -d 'one profile per process (comm at the sample, pid)'
 complete -c prof -n '__prof_using report' -l quiet -s q -d 'print no warnings'
 complete -c prof -n '__prof_using report' -l verbose -s v -d 'print more detail on stderr (repeat for debug)'
 complete -c prof -n '__prof_using report' -l help -d 'give this help list'

@@ -105,7 +105,7 @@ static int child(struct agg *a, uint32_t parent, uint32_t func, uint32_t *ret)
  * placed (or past the root), then place the walked nodes from the outside in.
  */
 static int place_stack(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
-		       uint32_t leaf, uint32_t **path, size_t *path_cap, uint32_t *ret)
+		       uint32_t leaf, uint32_t *ret)
 {
 	const struct prof_stack_node *sn;
 	uint32_t id = leaf, node, func;
@@ -113,27 +113,27 @@ static int place_stack(struct agg *a, const struct prof_spool *sp, struct prof_s
 	void *v;
 	int r;
 
-	while (id && !a->stack_node[id]) {
-		v = *path;
-		r = grow_array(&v, path_cap, n + 1, sizeof(**path));
-		*path = v;
+	while (id && a->stack_node[id].gen != a->gen) {
+		v = a->path;
+		r = grow_array(&v, &a->path_cap, n + 1, sizeof(*a->path));
+		a->path = v;
 		if (r < 0)
 			return r;
-		(*path)[n++] = id;
+		a->path[n++] = id;
 		sn = prof_spool_stack(sp, id);
 		if (!sn)
 			return error_setx(-EINVAL, "stack node %u is not defined", id);
 		id = sn->parent;
 	}
-	node = id ? a->stack_node[id] : 0;
+	node = id ? a->stack_node[id].node : 0;
 	while (n--) {
-		id = (*path)[n];
+		id = a->path[n];
 		r = frame_func(a, sym, prof_spool_stack(sp, id)->frame, &func);
 		if (r == 0)
 			r = child(a, node, func, &node);
 		if (r < 0)
 			return r;
-		a->stack_node[id] = node;
+		a->stack_node[id] = (struct agg_placed){ .node = node, .gen = a->gen };
 	}
 	*ret = node;
 	return 0;
@@ -161,18 +161,17 @@ static void count_functions(struct agg *a)
 	}
 }
 
-int agg_build(struct agg *a, const struct prof_spool *sp, const struct prof_profile *p,
-	      struct prof_symbolizer *sym)
+int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples)
 {
 	struct prof_spool_counts cnt;
-	uint32_t *path = NULL, node = 0, func;
-	size_t path_cap = 0, i;
 	void *v;
 	int r;
 
 	memset(a, 0, sizeof(*a));
-	a->samples = p->samples;
+	a->samples = samples;
+	a->gen = 1;
 	prof_spool_counts(sp, &cnt);
+	a->nstacks = cnt.stacks;
 	v = NULL;
 	r = grow_array(&v, &a->nodes_cap, 1, sizeof(*a->nodes));
 	a->nodes = v;
@@ -190,31 +189,72 @@ int agg_build(struct agg *a, const struct prof_spool *sp, const struct prof_prof
 	v = NULL;
 	r = reserve_zeroed(&v, &a->stack_node_cap, (size_t)cnt.stacks + 1, sizeof(*a->stack_node));
 	a->stack_node = v;
-	if (r < 0)
-		return r;
+	return r;
+}
 
-	for (i = 0; i < p->cap && r == 0; i++) {
-		if (!p->counts[i])
-			continue;
-		if (i > cnt.stacks)
-			r = error_setx(-EINVAL, "stack node %zu is not defined", i);
-		else if (i > 0)
-			r = place_stack(a, sp, sym, (uint32_t)i, &path, &path_cap, &node);
-		else if ((r = func_id(a, EMPTY_STACK_NAME, "", &func)) == 0)
-			r = child(a, 0, func, &node);
-		if (r == 0)
-			a->nodes[node].self += p->counts[i];
-	}
-	free(path);
-	if (r < 0)
-		return r;
+int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
+	    uint32_t stack, uint64_t count)
+{
+	uint32_t node, func;
+	int r;
+
+	if (stack > a->nstacks)
+		return error_setx(-EINVAL, "stack node %u is not defined", stack);
+	if (stack > 0)
+		r = place_stack(a, sp, sym, stack, &node);
+	else if ((r = func_id(a, EMPTY_STACK_NAME, "", &func)) == 0)
+		r = child(a, 0, func, &node);
+	if (r == 0)
+		a->nodes[node].self += count;
+	return r;
+}
+
+void agg_sum(struct agg *a)
+{
+	size_t i;
+
 	/* children come after their parents */
 	for (i = a->nnodes; i-- > 1;) {
 		a->nodes[i].total += a->nodes[i].self;
 		a->nodes[a->nodes[i].parent].total += a->nodes[i].total;
 	}
 	count_functions(a);
-	return 0;
+}
+
+void agg_clear(struct agg *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nfuncs; i++)
+		a->funcs[i].self = a->funcs[i].total = a->funcs[i].stamp = 0;
+	a->nodes[0] = (struct agg_node){ 0 };
+	a->nnodes = 1;
+	intern_release(&a->children);
+	/* what was placed is no longer: a new generation, zeroed when it wraps */
+	if (++a->gen == 0) {
+		memset(a->stack_node, 0, a->stack_node_cap * sizeof(*a->stack_node));
+		a->gen = 1;
+	}
+}
+
+int agg_build(struct agg *a, const struct prof_spool *sp, const struct prof_profile *p,
+	      struct prof_symbolizer *sym)
+{
+	size_t i;
+	int r;
+
+	r = agg_init(a, sp, p->samples);
+	for (i = 0; i < p->cap && r == 0; i++) {
+		if (!p->counts[i])
+			continue;
+		if (i > a->nstacks)
+			r = error_setx(-EINVAL, "stack node %zu is not defined", i);
+		else
+			r = agg_add(a, sp, sym, (uint32_t)i, p->counts[i]);
+	}
+	if (r == 0)
+		agg_sum(a);
+	return r;
 }
 
 static int by_name(const struct agg *a, const struct agg_node *x, const struct agg_node *y)
@@ -296,6 +336,7 @@ void agg_release(struct agg *a)
 	free(a->nodes);
 	free(a->frame_func);
 	free(a->stack_node);
+	free(a->path);
 	strmap_release(&a->func_ids);
 	intern_release(&a->children);
 	memset(a, 0, sizeof(*a));

@@ -4,7 +4,8 @@
  * and the Firefox Profiler: one line per distinct stack of functions,
  * "root;caller;...;leaf COUNT", in depth-first order with children by name.
  * Nothing is pruned, so the counts sum to the samples.  A ';' inside a name
- * would split a frame in two: it is printed as '?'.
+ * would split a frame in two: it is printed as '?'.  A grouped report puts
+ * its group's frame above every stack of the group.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 #include "internal.h"
 #include "report.h"
 
-int output_folded(FILE *out, struct agg *a)
+int output_folded(FILE *out, struct agg *a, const char *root)
 {
 	uint32_t n, k, *path = NULL;
 	size_t cap = 0;
@@ -31,6 +32,8 @@ int output_folded(FILE *out, struct agg *a)
 		path[node->depth - 1] = n;
 		if (!node->self)
 			continue;
+		if (root)
+			fprintf(out, "%s;", root);
 		for (k = 0; k < node->depth; k++) {
 			if (k)
 				fputc(';', out);

@@ -485,16 +485,46 @@ struct prof_profile;
 /* An empty profile.  0 and *ret, or -ENOMEM. */
 int prof_profile_new(struct prof_profile **ret);
 
+/* What a profile counts samples by, besides their stack. */
+enum prof_group_by {
+	PROF_GROUP_NONE = 0,	/* one profile of every sample */
+	PROF_GROUP_THREAD,	/* per thread: its name at the sample and its tid */
+	PROF_GROUP_PROCESS,	/* per process: its comm at the sample and its pid */
+	PROF_GROUP__COUNT
+};
+
+/*
+ * Count samples per group BY as well: per (thread name, tid) or (process
+ * comm, pid), the name being the one current at each sample, so that a
+ * thread renamed (or a process that exec'd) while recorded counts under
+ * each of its names.  Threads or processes with the same name and id make
+ * one group.  Memory grows with groups times the distinct stacks of each,
+ * not with samples.  Call it before counting any sample: 0, or -EBUSY
+ * after, -EINVAL for an unknown BY.
+ */
+int prof_profile_group_by(struct prof_profile *p, enum prof_group_by by);
+
 /*
  * Count the sample S: one more for its stack, a stack id of the spool the
- * report will read (0: the empty stack).  0 or -ENOMEM.
+ * report will read (0: the empty stack).  0 or -ENOMEM; -EINVAL for a
+ * grouped profile, which needs the names of prof_profile_add_spool_sample().
  */
 int prof_profile_add_sample(struct prof_profile *p, const struct prof_sample *s);
 
 /*
+ * Count the sample S just read from SP, in its group if P is grouped: the
+ * name of its thread (or process) is the one SP holds now, so call it as
+ * SP reads S.  0, or -EINVAL (a thread or process SP does not define),
+ * -ENOMEM.
+ */
+int prof_profile_add_spool_sample(struct prof_profile *p, const struct prof_spool *sp,
+				  const struct prof_sample *s);
+
+/*
  * Read every record of SP that is left (prof_spool_next() until it returns
- * 0) and count its samples.  0 when the spool has nothing more to give now
- * (see prof_spool_status() for why), or -ENOMEM.
+ * 0) and count its samples, with prof_profile_add_spool_sample().  0 when
+ * the spool has nothing more to give now (see prof_spool_status() for
+ * why), or -ENOMEM, -EINVAL.
  */
 int prof_profile_read(struct prof_profile *p, struct prof_spool *sp);
 
@@ -536,9 +566,20 @@ struct prof_report_opts {
  * header of SP's metadata and counters; the function and module names
  * come from SYM.  Sample counts are exact: folded counts sum to the
  * profile's samples, and so do the top view's self counts, samples
- * without a stack being named "[empty stack]".  Returns 0, or -EINVAL
- * (bad opts, or a stack of P that SP does not define), -ENOMEM, or the
- * error of writing to OUT (-ENOSPC, -EPIPE, ...; -EIO when unknown).
+ * without a stack being named "[empty stack]".
+ *
+ * A grouped profile (prof_profile_group_by()) is reported group by group.
+ * Top and tree print one section per group, most samples first, each
+ * beginning "thread NAME (tid N): S samples (P%)" or "process COMM (pid
+ * N): ...", then that group's view alone; every percent, and so
+ * min_percent, is of all the profile's samples, and limit applies to each
+ * section.  Folded prefixes each line with a root frame "NAME-TID" or
+ * "COMM-PID" (spaces in the name become '_', as stackcollapse-perf.pl
+ * --tid/--pid does; an empty name is "[unknown]"), lines sorted by it.
+ *
+ * Returns 0, or -EINVAL (bad opts, or a stack of P that SP does not
+ * define), -ENOMEM, or the error of writing to OUT (-ENOSPC, -EPIPE, ...;
+ * -EIO when unknown).
  */
 int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
 		      struct prof_symbolizer *sym, const struct prof_report_opts *opts);

@@ -2,7 +2,10 @@
 /*
  * profile.c - count samples per leaf stack node while a spool is read.  A
  * count per node id is all a report needs: names and the call tree come
- * later, once per distinct stack rather than once per sample.
+ * later, once per distinct stack rather than once per sample.  A profile
+ * grouped by thread or process counts per (group, stack) cell instead, a
+ * group being a name and an id as they were at the sample: it grows with
+ * the distinct cells, never with the samples.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +26,31 @@ int prof_profile_new(struct prof_profile **ret)
 	return 0;
 }
 
+int prof_profile_group_by(struct prof_profile *p, enum prof_group_by by)
+{
+	if (!p || (unsigned)by >= PROF_GROUP__COUNT)
+		return error_setx(-EINVAL, "invalid grouping of a profile");
+	if (p->samples)
+		return error_setx(-EBUSY, "cannot group a profile that has counted samples");
+	p->by = by;
+	return 0;
+}
+
+static void count_time(struct prof_profile *p, const struct prof_sample *s)
+{
+	if (!p->samples++)
+		p->first_ns = s->time_ns;
+	p->last_ns = s->time_ns;
+}
+
 int prof_profile_add_sample(struct prof_profile *p, const struct prof_sample *s)
 {
 	size_t old = p->cap;
 	void *v = p->counts;
 	int r;
 
+	if (p->by != PROF_GROUP_NONE)
+		return error_setx(-EINVAL, "a grouped profile needs the spool of its samples");
 	if (s->stack >= p->cap) {
 		r = grow_array(&v, &p->cap, (size_t)s->stack + 1, sizeof(*p->counts));
 		p->counts = v;
@@ -37,9 +59,125 @@ int prof_profile_add_sample(struct prof_profile *p, const struct prof_sample *s)
 		memset(p->counts + old, 0, (p->cap - old) * sizeof(*p->counts));
 	}
 	p->counts[s->stack]++;
-	if (!p->samples++)
-		p->first_ns = s->time_ns;
-	p->last_ns = s->time_ns;
+	count_time(p, s);
+	return 0;
+}
+
+/* The group (NAME, ID), added on first sight. */
+static int group_id(struct prof_profile *p, const char *name, int32_t id, uint32_t *ret)
+{
+	size_t len = strlen(name), klen = len + 1 + sizeof(id);
+	size_t next = p->ngroups ? p->ngroups : 1;	/* [0] unused */
+	char *key = malloc(klen), *copy = NULL;
+	uint32_t g;
+	void *v;
+	int r = 0;
+
+	if (!key)
+		return error_setx(-ENOMEM, "out of memory");
+	memcpy(key, name, len + 1);
+	memcpy(key + len + 1, &id, sizeof(id));
+	g = strmap_find(&p->group_ids, key, klen);
+	if (!g) {
+		copy = xstrdup(name);
+		v = p->groups;
+		r = copy ? grow_array(&v, &p->groups_cap, next + 1, sizeof(*p->groups)) : -ENOMEM;
+		p->groups = v;
+		if (r == 0)
+			r = strmap_insert(&p->group_ids, key, klen, (uint32_t)next);
+		if (r == 0) {
+			g = (uint32_t)next;
+			p->groups[g] = (struct profile_group){ .name = copy, .id = id };
+			p->ngroups = next + 1;
+		} else {
+			free(copy);
+		}
+	}
+	free(key);
+	if (r == 0)
+		*ret = g;
+	return r;
+}
+
+/*
+ * The group of sample S: its thread's name and tid, or its process's comm
+ * and pid, as SP has them now.  The group of each thread (or process) at
+ * its last sample is kept, so that a lookup by name is only needed when
+ * the name changed.
+ */
+static int sample_group(struct prof_profile *p, const struct prof_spool *sp,
+			const struct prof_sample *s, uint32_t *ret)
+{
+	const struct prof_thread *t = prof_spool_thread(sp, s->thread);
+	const struct prof_process *proc = NULL;
+	const char *name;
+	uint32_t key, g;
+	size_t old = p->last_group_cap;
+	int32_t id;
+	void *v;
+	int r;
+
+	if (t && p->by == PROF_GROUP_PROCESS)
+		proc = prof_spool_process(sp, t->process);
+	if (!t || (p->by == PROF_GROUP_PROCESS && !proc))
+		return error_setx(-EINVAL, "sample of thread %u, which the spool does not define",
+				  s->thread);
+	name = proc ? proc->comm : t->name;
+	id = proc ? proc->pid : t->tid;
+	key = proc ? t->process : s->thread;
+	if (!name)
+		name = "";
+	if (key >= p->last_group_cap) {
+		v = p->last_group;
+		r = grow_array(&v, &p->last_group_cap, (size_t)key + 1, sizeof(*p->last_group));
+		p->last_group = v;
+		if (r < 0)
+			return r;
+		memset(p->last_group + old, 0, (p->last_group_cap - old) * sizeof(*p->last_group));
+	}
+	g = p->last_group[key];
+	if (!g || p->groups[g].id != id || strcmp(p->groups[g].name, name)) {
+		r = group_id(p, name, id, &g);
+		if (r < 0)
+			return r;
+		p->last_group[key] = g;
+	}
+	*ret = g;
+	return 0;
+}
+
+int prof_profile_add_spool_sample(struct prof_profile *p, const struct prof_spool *sp,
+				  const struct prof_sample *s)
+{
+	uint32_t g = 0, c;
+	void *v;
+	int r;
+
+	if (p->by == PROF_GROUP_NONE)
+		return prof_profile_add_sample(p, s);
+	if (!sp)
+		return error_setx(-EINVAL, "a grouped profile needs the spool of its samples");
+	r = sample_group(p, sp, s, &g);
+	if (r < 0)
+		return r;
+	c = intern_find(&p->cell_ids, g, s->stack);
+	if (!c) {
+		size_t next = p->ncells ? p->ncells : 1;	/* [0] unused */
+
+		v = p->cells;
+		r = grow_array(&v, &p->cells_cap, next + 1, sizeof(*p->cells));
+		p->cells = v;
+		if (r == 0)
+			r = intern_insert(&p->cell_ids, g, s->stack, (uint32_t)next);
+		if (r < 0)
+			return r;
+		c = (uint32_t)next;
+		p->cells[c] = (struct profile_cell){ .group = g, .stack = s->stack };
+		p->ncells = next + 1;
+	}
+	p->cells[c].count++;
+	p->groups[g].samples++;
+	count_time(p, s);
 	return 0;
 }
 
@@ -48,10 +186,11 @@ int prof_profile_read(struct prof_profile *p, struct prof_spool *sp)
 	struct prof_event ev;
 	int r;
 
+	/* the spool applies renames and execs as it reads them: names are those of now */
 	while ((r = prof_spool_next(sp, &ev)) > 0) {
 		if (ev.type != PROF_EV_SAMPLE)
 			continue;
-		r = prof_profile_add_sample(p, ev.sample);
+		r = prof_profile_add_spool_sample(p, sp, ev.sample);
 		if (r < 0)
 			return r;
 	}
@@ -75,8 +214,17 @@ uint64_t prof_profile_last_ns(const struct prof_profile *p)
 
 void prof_profile_free(struct prof_profile *p)
 {
+	size_t i;
+
 	if (!p)
 		return;
 	free(p->counts);
+	for (i = 1; i < p->ngroups; i++)
+		free(p->groups[i].name);
+	free(p->groups);
+	strmap_release(&p->group_ids);
+	free(p->cells);
+	intern_release(&p->cell_ids);
+	free(p->last_group);
 	free(p);
 }

@@ -29,6 +29,11 @@
 #include "unwind.h"
 
 #define MAX_CPUS 4096
+/*
+ * The writer closes a block at least this often: a killed recorder loses at
+ * most this much, and a reader following the spool sees samples this late.
+ */
+#define BLOCK_INTERVAL_NS 1000000000ull
 
 struct prof_recorder {
 	struct prof_recorder_opts opts;
@@ -42,6 +47,7 @@ struct prof_recorder {
 	struct sorter sorter;
 	struct proc_table pt;
 	uint64_t prev_drain_ns;
+	uint64_t last_block_ns;
 	uint64_t start_ns;
 	bool ring_had_data;
 	struct prof_recording_summary sum;
@@ -200,7 +206,7 @@ static int open_events(struct prof_recorder *rec, pid_t pid, bool on_exec)
 		fill_attr(&attr, ev, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
 			  pages * page);
 		fd = perf_open(&attr, pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 && i == 0 && attr.type == PERF_TYPE_HARDWARE &&
+		if (fd < 0 && i == 0 && ev == PROF_EVENT_DEFAULT &&
 		    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP || errno == ENXIO ||
 		     errno == EINVAL)) {
 			/* no PMU here (VMs, containers): the software clock samples alike */
@@ -209,6 +215,10 @@ static int open_events(struct prof_recorder *rec, pid_t pid, bool on_exec)
 			i--;
 			continue;
 		}
+		if (fd < 0 && ev == PROF_EVENT_CYCLES &&
+		    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP))
+			return error_setx(-ENOTSUP, "the cycles event is not supported here (no "
+					  "hardware PMU): use -e cpu-clock");
 		if (fd < 0)
 			return perf_error(-errno, event_name(ev));
 		r = perf_ring_map(&rec->rings[rec->nrings], fd, cpus[i], pages);
@@ -336,6 +346,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 		goto out_free;
 	rec->start_ns = now_ns(CLOCK_MONOTONIC);
 	rec->prev_drain_ns = 0;
+	rec->last_block_ns = rec->start_ns;
 	r = make_meta_and_writer(rec, sink);
 	if (r < 0)
 		goto out_free;
@@ -626,6 +637,10 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 	if (r >= 0)
 		r = process_until(rec, rec->prev_drain_ns);
 	rec->prev_drain_ns = drain_start;
+	if (r >= 0 && drain_start - rec->last_block_ns >= BLOCK_INTERVAL_NS) {
+		rec->last_block_ns = drain_start;
+		r = prof_spool_writer_flush(rec->w);
+	}
 	if (ret) {
 		ret->samples = rec->sum.samples - samples;
 		ret->lost_events = rec->sum.lost_events - lost;

@@ -2,7 +2,8 @@
 /*
  * report.c - prof_report_write(): the header of a report (what was
  * recorded, and how well) and the choice of output format.  The formats
- * themselves live in output_*.c; nothing here looks at stacks.
+ * themselves live in output_*.c, the sections of a profile grouped by
+ * thread or process in report_group.c; nothing here looks at stacks.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -175,11 +176,38 @@ static void print_header(FILE *out, const struct prof_spool *sp, const struct pr
 	fprintf(out, "\n");
 }
 
+/* The views of an ungrouped profile, after the header (if any). */
+static int report_all(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
+		      struct prof_symbolizer *sym, const struct prof_report_opts *o)
+{
+	struct agg a;
+	int r;
+
+	r = agg_build(&a, sp, p, sym);
+	if (r < 0)
+		goto out;
+	if (o->format != PROF_REPORT_FOLDED)
+		fputc('\n', out);
+	switch (o->format) {
+	case PROF_REPORT_TOP:
+		r = output_top(out, &a, o);
+		break;
+	case PROF_REPORT_TREE:
+		r = output_tree(out, &a, o);
+		break;
+	default:
+		r = output_folded(out, &a, NULL);
+		break;
+	}
+out:
+	agg_release(&a);
+	return r;
+}
+
 int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
 		      struct prof_symbolizer *sym, const struct prof_report_opts *opts)
 {
 	struct prof_report_opts o = { .sz = sizeof(o) };
-	struct agg a;
 	int r;
 
 	if (!out || !sp || !p || !sym)
@@ -194,28 +222,14 @@ int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_
 	if (!o.limit)
 		o.limit = 30;
 
-	r = agg_build(&a, sp, p, sym);
-	if (r < 0)
-		goto out;
-	if (o.format != PROF_REPORT_FOLDED) {
+	if (o.format != PROF_REPORT_FOLDED)
 		print_header(out, sp, p, o.title);
-		fputc('\n', out);
-	}
-	switch (o.format) {
-	case PROF_REPORT_TOP:
-		r = output_top(out, &a, &o);
-		break;
-	case PROF_REPORT_TREE:
-		r = output_tree(out, &a, &o);
-		break;
-	default:
-		r = output_folded(out, &a);
-		break;
-	}
+	if (p->by != PROF_GROUP_NONE)
+		r = report_groups(out, sp, p, sym, &o);
+	else
+		r = report_all(out, sp, p, sym, &o);
 	errno = 0;
 	if (r == 0 && (fflush(out) == EOF || ferror(out)))
 		r = error_set(errno ? -errno : -EIO, "cannot write the report");
-out:
-	agg_release(&a);
 	return r;
 }

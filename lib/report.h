@@ -13,9 +13,32 @@
 #include "prof.h"
 #include "strmap.h"
 
+/* A thread or process of a grouped profile, as named at its samples. */
+struct profile_group {
+	char *name;		/* thread name or process comm, owned */
+	int32_t id;		/* tid or pid */
+	uint64_t samples;
+};
+
+/* The samples of one group on one leaf stack node. */
+struct profile_cell {
+	uint32_t group;
+	uint32_t stack;
+	uint64_t count;
+};
+
 struct prof_profile {
-	uint64_t *counts;	/* samples by leaf stack node id; [0]: empty stacks */
+	enum prof_group_by by;
+	uint64_t *counts;	/* ungrouped: samples by leaf stack node id; [0]: empty stacks */
 	size_t cap;
+	struct profile_group *groups;	/* grouped: [0] unused */
+	size_t ngroups, groups_cap;
+	struct strmap group_ids;	/* name + '\0' + id -> group */
+	struct profile_cell *cells;	/* grouped: [0] unused */
+	size_t ncells, cells_cap;
+	struct intern_map cell_ids;	/* (group, stack) -> cell */
+	uint32_t *last_group;		/* by thread or process spool id: its last group */
+	size_t last_group_cap;
 	uint64_t samples;
 	uint64_t first_ns, last_ns;
 };
@@ -39,6 +62,12 @@ struct agg_node {
 	uint64_t self, total;
 };
 
+/* Where a stack node of the spool sits in the tree: NODE, if GEN is the agg's. */
+struct agg_placed {
+	uint32_t node;
+	uint32_t gen;
+};
+
 struct agg {
 	uint64_t samples;		/* every sample, those without a stack included */
 	struct agg_func *funcs;		/* [0] unused */
@@ -49,13 +78,37 @@ struct agg {
 	struct intern_map children;	/* (node, func) -> child node */
 	uint32_t *frame_func;		/* by frame id; 0: not resolved yet */
 	size_t frame_func_cap;
-	uint32_t *stack_node;		/* by stack id; 0: not placed yet */
+	struct agg_placed *stack_node;	/* by stack id */
 	size_t stack_node_cap;
+	uint32_t gen;			/* bumped by agg_clear() */
+	uint32_t nstacks;		/* stack ids the spool defines */
+	uint32_t *path;			/* scratch for placing a stack */
+	size_t path_cap;
 };
 
 /*
- * Build the functions and the call tree of P, naming frames with SYM.  0 or
- * -errno (-ENOMEM, or a symbolizer error); release A either way.
+ * An empty aggregate over the stacks of SP, whose percents are of SAMPLES.
+ * 0 or -ENOMEM; release A either way.
+ */
+int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples);
+
+/* Add COUNT samples on leaf stack node STACK (0: empty), naming frames with SYM. */
+int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
+	    uint32_t stack, uint64_t count);
+
+/* Once every sample is added: the totals of the nodes and of the functions. */
+void agg_sum(struct agg *a);
+
+/*
+ * Drop the tree and the counts, keeping the functions' names, for another
+ * set of samples.  The work is that of the tree dropped, not of the spool.
+ */
+void agg_clear(struct agg *a);
+
+/*
+ * Build the functions and the call tree of the ungrouped P, naming frames
+ * with SYM.  0 or -errno (-ENOMEM, or a symbolizer error); release A
+ * either way.
  */
 int agg_build(struct agg *a, const struct prof_spool *sp, const struct prof_profile *p,
 	      struct prof_symbolizer *sym);
@@ -79,9 +132,20 @@ void report_put_name(FILE *out, const char *name, bool folded);
 /* Percent of the report's samples. */
 double report_pct(uint64_t part, uint64_t whole);
 
-/* The writers of each format, after the header (if any).  0 or -ENOMEM. */
+/*
+ * The writers of each format, after the header (if any).  ROOT, if not
+ * NULL, is a frame above every stack (printed as it is).  0 or -ENOMEM.
+ */
 int output_top(FILE *out, struct agg *a, const struct prof_report_opts *opts);
 int output_tree(FILE *out, struct agg *a, const struct prof_report_opts *opts);
-int output_folded(FILE *out, struct agg *a);
+int output_folded(FILE *out, struct agg *a, const char *root);
+
+/*
+ * The views of the grouped profile P, in the format of OPTS, section by
+ * section (after the header) or with a root frame per group (folded).
+ * 0 or -errno, as agg_build() and the writers.
+ */
+int report_groups(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
+		  struct prof_symbolizer *sym, const struct prof_report_opts *opts);
 
 #endif /* PROF_REPORT_H */

@@ -4,7 +4,8 @@
  * string must give an error or a (partial) read, never a crash, a hang or
  * an unbounded allocation.  It also walks every sample's stack to the root
  * and looks up every definition, and then writes every report format of
- * what it read (to /dev/null), as prof report would.
+ * what it read (to /dev/null), as prof report would: ungrouped, by thread
+ * and by process.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -52,11 +53,12 @@ static void write_reports(const struct prof_spool *sp, const struct prof_profile
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct prof_profile *p[PROF_GROUP__COUNT] = { NULL };
 	struct prof_spool_status st;
-	struct prof_profile *p = NULL;
 	struct prof_spool *sp = NULL;
 	struct prof_event ev;
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
+	int g, ok = 1;
 
 	if (fd < 0)
 		return 0;
@@ -64,19 +66,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		return 0;
 	}
-	if (prof_spool_open_fd(fd, "fuzz", &sp) == 0 && prof_profile_new(&p) == 0) {
+	for (g = 0; g < PROF_GROUP__COUNT && ok; g++)
+		ok = prof_profile_new(&p[g]) == 0 &&
+		     prof_profile_group_by(p[g], (enum prof_group_by)g) == 0;
+	if (ok && prof_spool_open_fd(fd, "fuzz", &sp) == 0) {
 		while (prof_spool_next(sp, &ev) > 0) {
 			if (ev.type == PROF_EV_SAMPLE) {
 				walk_stack(sp, ev.sample->stack);
 				if (!prof_spool_thread(sp, ev.sample->thread))
 					abort();
-				prof_profile_add_sample(p, ev.sample);
+				for (g = 0; g < PROF_GROUP__COUNT; g++)
+					prof_profile_add_spool_sample(p[g], sp, ev.sample);
 			}
 		}
 		prof_spool_status(sp, &st);
-		write_reports(sp, p);
+		for (g = 0; g < PROF_GROUP__COUNT; g++)
+			write_reports(sp, p[g]);
 	}
-	prof_profile_free(p);
+	for (g = 0; g < PROF_GROUP__COUNT; g++)
+		prof_profile_free(p[g]);
 	prof_spool_close(sp);
 	close(fd);
 	return 0;

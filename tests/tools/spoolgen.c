@@ -13,8 +13,15 @@
  * with k; every 10th stack is truncated (its _start replaced by the marker)
  * and 1 sample in 40 has no stack.  Reports of it name real functions.
  *
+ * Thread worker-1 is renamed worker-one before the first sample, or just
+ * before sample N with --rename-at N; with --exec-at N the process execs
+ * /usr/bin/relaunched (comm "relaunched") just before sample N.  Samples go
+ * to the threads in turn: sample i to ladder, worker-1, worker-2 for i % 3
+ * = 0, 1, 2.
+ *
  *   spoolgen [--samples N] [--stacks N] [--seed N] [--jitter NS] [--raw]
- *            [--block BYTES] [--no-trailer] [--demo] [--elf PATH] OUT
+ *            [--block BYTES] [--no-trailer] [--demo] [--elf PATH]
+ *            [--rename-at N] [--exec-at N] OUT
  */
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -131,10 +138,13 @@ int main(int argc, char **argv)
 		{ "no-trailer", no_argument, NULL, 't' },
 		{ "demo", no_argument, NULL, 'd' },
 		{ "elf", required_argument, NULL, 'e' },
+		{ "rename-at", required_argument, NULL, 'R' },
+		{ "exec-at", required_argument, NULL, 'X' },
 		{ 0 }
 	};
 	struct prof_spool_writer_opts opts = { .sz = sizeof(opts) };
 	uint64_t nsamples = 3000, nstacks = 50, jitter = 0, i;
+	uint64_t rename_at = UINT64_MAX, exec_at = UINT64_MAX;	/* MAX: at start, never */
 	bool trailer = true, demo = false;
 	char *elf_path = NULL;
 	const char *argv_meta[] = { "./ladder", "--iterations", "3000" };
@@ -150,6 +160,8 @@ int main(int argc, char **argv)
 		case 'r': opts.no_compress = true; break;
 		case 't': trailer = false; break;
 		case 'd': demo = true; break;
+		case 'R': rename_at = strtoull(optarg, NULL, 0); break;
+		case 'X': exec_at = strtoull(optarg, NULL, 0); break;
 		case 'e':
 			elf_path = realpath(optarg, NULL);	/* as in /proc/PID/maps */
 			if (!elf_path)
@@ -215,7 +227,8 @@ int main(int argc, char **argv)
 
 	if (!elf_path)
 		CHECK(prof_spool_add_symbol(w, &sym));
-	CHECK(prof_spool_rename_thread(w, tids[1], start + 10, "worker-one"));
+	if (rename_at == UINT64_MAX)
+		CHECK(prof_spool_rename_thread(w, tids[1], start + 10, "worker-one"));
 
 	/* stack k: _start, __libc_start_main, main, a, b, c, d, then k's own leaf chain */
 	uint64_t *leaf = calloc(nstacks, sizeof(*leaf));
@@ -279,6 +292,10 @@ int main(int argc, char **argv)
 
 		t += period + (jitter ? rng() % jitter : 0);
 		s.time_ns = t;
+		if (i == rename_at)
+			CHECK(prof_spool_rename_thread(w, tids[1], t - 1, "worker-one"));
+		if (i == exec_at)
+			CHECK(prof_spool_add_exec(w, pid, t - 1, "relaunched", "/usr/bin/relaunched"));
 		if (empty)
 			s.stack = 0;
 		CHECK(prof_spool_add_sample(w, &s));
