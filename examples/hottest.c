@@ -5,10 +5,16 @@
  * suspended, attach, poll until the command is done, finish, then read the
  * spool back and symbolize.  Built by `make tests`; tests/cli runs it.
  *
- *   hottest SPOOL COMMAND [ARG...]
+ *   hottest [--memory] SPOOL COMMAND [ARG...]
+ *
+ * With --memory the recorder writes into a caller-owned sink (a growing
+ * buffer here), which is saved to SPOOL once the recording is finished.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "prof.h"
@@ -19,8 +25,33 @@ static int die(const char *what)
 	return 1;
 }
 
-static int record(const char *path, char **argv)
+struct membuf {
+	char *p;
+	size_t len, cap;
+};
+
+static ssize_t mem_write(void *ctx, const void *buf, size_t len)
 {
+	struct membuf *m = ctx;
+
+	if (m->len + len > m->cap) {
+		size_t cap = (m->len + len) * 2;
+		char *p = realloc(m->p, cap);
+
+		if (!p)
+			return -ENOMEM;
+		m->p = p;
+		m->cap = cap;
+	}
+	memcpy(m->p + m->len, buf, len);
+	m->len += len;
+	return (ssize_t)len;
+}
+
+static int record(const char *path, bool memory, char **argv)
+{
+	struct membuf mem = { 0 };
+	struct prof_writer sink = { .write = mem_write, .ctx = &mem };
 	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
 	struct prof_recording_summary sum;
 	struct prof_launched *child;
@@ -30,8 +61,10 @@ static int record(const char *path, char **argv)
 
 	if (prof_launch_suspended(argv, &child) < 0)
 		return die("launch");
-	if (prof_recorder_attach(prof_launched_pid(child), path, PROF_ATTACH_ON_EXEC, &opts,
-				 &rec) < 0) {
+	if ((memory ? prof_recorder_attach_writer(prof_launched_pid(child), &sink,
+						  PROF_ATTACH_ON_EXEC, &opts, &rec)
+		    : prof_recorder_attach(prof_launched_pid(child), path, PROF_ATTACH_ON_EXEC,
+					   &opts, &rec)) < 0) {
 		prof_launched_free(child);
 		return die("attach");
 	}
@@ -52,6 +85,16 @@ static int record(const char *path, char **argv)
 	if (prof_recorder_finish(rec, &sum) < 0)
 		return die("finish");
 	printf("%llu samples\n", (unsigned long long)sum.samples);
+	if (memory) {
+		FILE *f = fopen(path, "wb");
+
+		if (!f || fwrite(mem.p, 1, mem.len, f) != mem.len || fclose(f) != 0) {
+			fprintf(stderr, "hottest: cannot write '%s'\n", path);
+			return 1;
+		}
+		printf("%zu bytes recorded in memory\n", mem.len);
+		free(mem.p);
+	}
 	return 0;
 }
 
@@ -108,9 +151,13 @@ static int hottest(const char *path)
 
 int main(int argc, char **argv)
 {
+	bool memory = argc > 1 && !strcmp(argv[1], "--memory");
+
+	argv += memory;
+	argc -= memory;
 	if (argc < 3) {
-		fprintf(stderr, "usage: hottest SPOOL COMMAND [ARG...]\n");
+		fprintf(stderr, "usage: hottest [--memory] SPOOL COMMAND [ARG...]\n");
 		return 64;
 	}
-	return record(argv[1], argv + 2) ?: hottest(argv[1]);
+	return record(argv[1], memory, argv + 2) ?: hottest(argv[1]);
 }

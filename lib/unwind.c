@@ -196,6 +196,18 @@ static void retire_into(struct as_module *m, uint32_t *retired, size_t *n, size_
 	module_release(m);
 }
 
+static void report_module(Dwfl *dwfl, struct as_module *m)
+{
+	const char *name;
+
+	if (!m->elf_ok || !m->open_path)
+		return;
+	name = strrchr(m->path, '/');
+	name = name ? name + 1 : m->path;
+	if (!dwfl_report_elf(dwfl, name, m->open_path, -1, m->bias, true))
+		pr_debug("libdwfl cannot use '%s': %s, skipping", m->path, dwfl_errmsg(-1));
+}
+
 int as_add(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t *nretired)
 {
 	size_t max = *nretired, i, at, k;
@@ -225,9 +237,16 @@ int as_add(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t
 	as->mods[at] = *m;
 	as->nmods++;
 	memset(m, 0, sizeof(*m));
-	/* a live Dwfl learns the module at the next unwind */
-	if (as->dwfl)
-		as->dwfl_stale = true;
+	/*
+	 * A live Dwfl learns a new module in place, keeping the CFI it parsed
+	 * (a program that dlopens a hundred libraries must not rebuild it a
+	 * hundred times); only a replaced mapping makes it start over.
+	 */
+	if (as->dwfl && !as->dwfl_stale) {
+		dwfl_report_begin_add(as->dwfl);
+		report_module(as->dwfl, &as->mods[at]);
+		dwfl_report_end(as->dwfl, NULL, NULL);
+	}
 	return 0;
 }
 
@@ -352,18 +371,6 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.memory_read = memory_read,
 	.set_initial_registers = set_initial_registers,
 };
-
-static void report_module(Dwfl *dwfl, struct as_module *m)
-{
-	const char *name;
-
-	if (!m->elf_ok || !m->open_path)
-		return;
-	name = strrchr(m->path, '/');
-	name = name ? name + 1 : m->path;
-	if (!dwfl_report_elf(dwfl, name, m->open_path, -1, m->bias, true))
-		pr_debug("libdwfl cannot use '%s': %s, skipping", m->path, dwfl_errmsg(-1));
-}
 
 static bool dwfl_ready(struct addr_space *as)
 {

@@ -119,3 +119,14 @@ setup() {
 	assert_line "  ladder_c (ladder)"
 	assert_line --index -1 "  ladder_d (ladder)"
 }
+
+@test "examples/hottest --memory records into a caller-owned writer" {
+	run -0 "$BUILD/hottest" --memory m.spool "$T/ladder" 0.3
+	assert_line --regexp '^[0-9]+ bytes recorded in memory$'
+	assert_line --index -1 "  ladder_d (ladder)"
+	run -0 --separate-stderr "$PROF" report m.spool
+	assert_equal "$stderr" ""
+	assert_line --regexp '^samples: +[1-9][0-9]+ written'
+	run ls -A
+	refute_output --partial ".tmp."
+}
