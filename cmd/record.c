@@ -19,7 +19,10 @@
 
 enum {
 	OPT_NO_INHERIT = 0x100,
+	OPT_CHILDREN,
 };
+
+#define MAX_PIDS 64
 
 struct record_args {
 	struct prof_recorder_opts opts;
@@ -28,10 +31,16 @@ struct record_args {
 	bool quiet;
 	char **argv;
 	int argc;
+	pid_t pids[MAX_PIDS];
+	size_t npids;
 };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "FILE", 0, "write the spool to FILE (default: prof.spool)", 0 },
+	{ "pid", 'p', "PID[,PID...]", 0, "attach to running processes instead of running a "
+					 "command", 0 },
+	{ "children", OPT_CHILDREN, NULL, 0, "with -p, also attach the children the processes "
+					   "already have", 0 },
 	{ "freq", 'F', "HZ", 0, "sample HZ times a second, or 'max' (default: 999)", 0 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock, task-clock or cycles (default: cycles, "
 				    "else cpu-clock)", 0 },
@@ -63,6 +72,30 @@ static unsigned long long parse_size(struct argp_state *state, const char *what,
 	if (errno || end == arg || *end || arg[0] == '-')
 		argp_error(state, "invalid %s '%s'", what, arg);
 	return v;
+}
+
+static void parse_pids(struct argp_state *state, struct record_args *a, char *arg)
+{
+	char *tok, *save = NULL, *end;
+	size_t i;
+
+	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long v;
+
+		errno = 0;
+		v = strtol(tok, &end, 10);
+		if (errno || end == tok || *end || v <= 0 || v > 0x7fffffff)
+			argp_error(state, "invalid pid '%s'", tok);
+		for (i = 0; i < a->npids && a->pids[i] != (pid_t)v; i++)
+			;
+		if (i < a->npids) {
+			warn_msg("pid %ld given twice; attaching to it once", v);
+			continue;
+		}
+		if (a->npids == MAX_PIDS)
+			argp_error(state, "more than %d pids", MAX_PIDS);
+		a->pids[a->npids++] = (pid_t)v;
+	}
 }
 
 static error_t parse_record(int key, char *arg, struct argp_state *state)
@@ -105,6 +138,12 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	case OPT_NO_INHERIT:
 		a->opts.no_inherit = true;
 		break;
+	case OPT_CHILDREN:
+		a->opts.children = true;
+		break;
+	case 'p':
+		parse_pids(state, a, arg);
+		break;
 	case 'd':
 		errno = 0;
 		a->duration = strtod(arg, &end);
@@ -126,13 +165,21 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 		list_options(&record_argp);
 		break;
 	case ARGP_KEY_ARG:
+		if (a->npids)
+			argp_error(state, "give either -p PID or a command, not both");
 		/* the command and its arguments: everything from here on */
 		a->argv = &state->argv[state->next - 1];
 		a->argc = state->argc - state->next + 1;
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_NO_ARGS:
-		argp_error(state, "no command to record (prof record -- COMMAND [ARG...])");
+		if (!a->npids)
+			argp_error(state, "no command to record (prof record -- COMMAND [ARG...], "
+				   "or -p PID)");
+		break;
+	case ARGP_KEY_END:
+		if (a->opts.children && !a->npids)
+			argp_error(state, "--children needs -p PID");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -143,13 +190,16 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 static struct argp record_argp = {
 	.options = record_options,
 	.parser = parse_record,
-	.args_doc = "[--] COMMAND [ARG...]",
-	.doc = "Run COMMAND and sample its CPU time with full call stacks into a spool."
-	       "\vRecording ends when COMMAND and every followed descendant have exited, on "
-	       "SIGINT, SIGTERM or SIGHUP (a signal sent to prof alone is passed on to "
-	       "COMMAND), or after -d SECONDS.\n\n"
+	.args_doc = "[--] COMMAND [ARG...]\n-p PID[,PID...]",
+	.doc = "Run COMMAND, or attach to running processes, and sample their CPU time with "
+	       "full call stacks into a spool."
+	       "\vRecording ends when COMMAND (or every attached process) and every followed "
+	       "descendant have exited, on SIGINT, SIGTERM or SIGHUP (a signal sent to prof "
+	       "alone is passed on to COMMAND; attached processes are left alone), or after "
+	       "-d SECONDS.\n\n"
 	       "Exit status: COMMAND's own, 128+N when signal N killed it; 127 COMMAND not "
-	       "found, 126 not executable; 1 recording failed; 64 usage error.",
+	       "found, 126 not executable; 0 a recording of -p PID finished; 1 recording failed; "
+	       "64 usage error.",
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -271,6 +321,76 @@ static int record_loop(struct prof_recorder *rec, struct prof_launched *child,
 	}
 }
 
+/* Poll until every attached process and its followed descendants are gone, or a stop. */
+static int attach_loop(struct prof_recorder *rec, const struct record_args *a)
+{
+	double start = now_s(), last_progress = 0;
+	bool tty = !a->quiet && isatty(2);
+	size_t active;
+	int r;
+
+	for (;;) {
+		r = prof_recorder_poll(rec, 100, NULL);
+		if (r < 0)
+			return r;
+		r = prof_recorder_active_process_count(rec, &active);
+		if (r < 0)
+			return r;
+		if (active == 0 || stop_signal || (a->duration > 0 && now_s() - start >= a->duration))
+			return 0;
+		if (tty && now_s() - last_progress >= 0.5) {
+			progress(rec, start);
+			last_progress = now_s();
+		}
+	}
+}
+
+static int run_attach(struct record_args *a)
+{
+	struct prof_recording_summary sum;
+	enum prof_attach_outcome outcome;
+	struct prof_recorder *rec;
+	size_t i;
+	int r;
+
+	a->opts.npids = a->npids;
+	a->opts.pids = a->pids;
+	r = prof_recorder_attach(a->pids[0], a->output, PROF_ATTACH_STOP_WHILE_ATTACHING,
+				 &a->opts, &rec);
+	if (r < 0) {
+		err_msg("%s", prof_errmsg());
+		return EXIT_FAIL;
+	}
+	for (i = 1; i < a->npids && r >= 0; i++) {
+		r = prof_recorder_attach_process(rec, a->pids[i], PROF_ATTACH_STOP_WHILE_ATTACHING,
+						 &outcome);
+		if (r >= 0 && outcome == PROF_EXITED)
+			r = -ESRCH;
+		if (r == -ESRCH)
+			err_msg("pid %d exited while prof was attaching", (int)a->pids[i]);
+		else if (r < 0)
+			err_msg("%s", prof_errmsg());
+	}
+	if (r < 0) {
+		prof_recorder_free(rec);
+		return EXIT_FAIL;
+	}
+	r = prof_recorder_enable(rec);
+	if (r >= 0)
+		r = attach_loop(rec, a);
+	if (isatty(2) && !a->quiet)
+		fprintf(stderr, "\r\033[K");
+	if (r < 0)
+		err_msg("%s", prof_errmsg());
+	if (prof_recorder_finish(rec, &sum) < 0) {
+		err_msg("%s", prof_errmsg());
+		r = -1;
+	}
+	if (!a->quiet)
+		print_summary(&sum, a->output);
+	return r < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
 static int run_record(int argc, char **argv)
 {
 	struct record_args a = { .output = "prof.spool" };
@@ -286,6 +406,8 @@ static int run_record(int argc, char **argv)
 	a.opts.argc = (size_t)a.argc;
 	a.opts.argv = (const char *const *)a.argv;
 	install_signals();
+	if (a.npids)
+		return run_attach(&a);
 
 	r = prof_launch_suspended(a.argv, &child);
 	if (r < 0) {

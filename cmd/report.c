@@ -153,9 +153,10 @@ static void warn_spool(struct prof_spool *sp, const char *path)
 	if (!c)
 		return;
 	lost = prof_counters_lost_total(c);
-	if (pct(lost, c->samples + lost) > 1.0)
-		warn_msg("%.1f%% of samples were lost: the profile may be skewed",
-			 pct(lost, c->samples + lost));
+	if (lost)
+		warn_msg("%" PRIu64 " events were lost (%.1f%% of samples and losses)%s", lost,
+			 pct(lost, c->samples + lost),
+			 pct(lost, c->samples + lost) > 1.0 ? ": the profile may be skewed" : "");
 	if (pct(c->truncated_stacks + c->empty_stacks, c->samples) > 5.0)
 		warn_msg("%.1f%% of stacks are incomplete: callers may be missing",
 			 pct(c->truncated_stacks + c->empty_stacks, c->samples));

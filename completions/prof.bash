@@ -24,7 +24,7 @@ __prof_words()
 
 _prof_record()
 {
-	local opts='--output -o --freq -F --event -e --stack-size -s --no-inherit --duration -d --mmap-pages -m --quiet -q --help --usage --version'
+	local opts='--pid -p --children --output -o --freq -F --event -e --stack-size -s --no-inherit --duration -d --mmap-pages -m --quiet -q --help --usage --version'
 	local i
 
 	# after --, or after the first word that is not an option or its
@@ -54,6 +54,10 @@ _prof_record()
 		;;
 	--freq | -F)
 		__prof_words 'max'
+		return
+		;;
+	--pid | -p)
+		mapfile -t COMPREPLY < <(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")
 		return
 		;;
 	--stack-size | -s | --duration | -d | --mmap-pages | -m)

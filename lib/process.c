@@ -54,6 +54,13 @@ static struct thr *find_thread(struct proc_table *pt, pid_t tid)
 	return i ? &pt->thrs[i - 1] : NULL;
 }
 
+struct thr *pt_find_thread(struct proc_table *pt, pid_t tid)
+{
+	struct thr *t = find_thread(pt, tid);
+
+	return t && !t->exited ? t : NULL;
+}
+
 static void read_exe(pid_t pid, char *buf, size_t len)
 {
 	char link[64];

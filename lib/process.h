@@ -51,6 +51,9 @@ int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, s
 /* The live thread TID of PID, created if needed. */
 int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct thr **ret);
 
+/* The live thread TID, or NULL. */
+struct thr *pt_find_thread(struct proc_table *pt, pid_t tid);
+
 /* The latest process of PID, alive or not, or NULL. */
 struct proc *pt_find_process(struct proc_table *pt, pid_t pid);
 

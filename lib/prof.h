@@ -627,8 +627,20 @@ enum prof_event_kind {
 };
 
 enum prof_attach_mode {
-	PROF_ATTACH_STOP_WHILE_ATTACHING,	/* a running process (not yet supported) */
+	PROF_ATTACH_STOP_WHILE_ATTACHING,	/* a running process: its threads are held
+						 * still (ptrace, no signal) until enable() */
 	PROF_ATTACH_ON_EXEC,		/* a launched child, before its exec */
+};
+
+enum prof_attach_outcome {
+	PROF_ATTACHED,
+	PROF_ALREADY_ATTACHED,
+	PROF_EXITED,
+};
+
+enum prof_refresh_outcome {
+	PROF_REFRESHED,
+	PROF_REFRESH_EXITED,
 };
 
 #define PROF_DEFAULT_FREQ 999
@@ -642,9 +654,12 @@ struct prof_recorder_opts {
 	enum prof_event_kind event;
 	uint32_t stack_bytes;		/* 0: PROF_DEFAULT_STACK; rounded up to 8 */
 	bool no_inherit;		/* follow new threads, not new processes */
+	bool children;			/* attaching: also the descendants that exist */
 	uint32_t mmap_pages;		/* data pages per ring; 0: sized from stack and rate */
 	size_t argc;			/* the command line, for the spool's metadata */
 	const char *const *argv;
+	size_t npids;			/* the pids attached, for the metadata (first 64) */
+	const pid_t *pids;
 };
 
 struct prof_poll_summary {
@@ -681,9 +696,11 @@ int prof_max_sample_rate(uint64_t *ret);
  * Start recording PID into a new spool at SPOOL_PATH.  The spool is
  * written under a temporary name in the same directory and renamed over
  * SPOOL_PATH by prof_recorder_finish(), so an existing spool survives a
- * failed run.  Errors: -EINVAL (options: a rate above the kernel maximum
- * names the maximum), -ENOTSUP (attach mode), -EACCES/-EPERM (perf denied:
- * the message names kernel.perf_event_paranoid), -ESRCH, file errors.
+ * failed run.  With PROF_ATTACH_STOP_WHILE_ATTACHING the threads of PID
+ * stay held still until prof_recorder_enable().  Errors: -EINVAL (options:
+ * a rate above the kernel maximum names the maximum), -EACCES/-EPERM (perf
+ * or ptrace denied: the message names the gate), -ESRCH (no such process,
+ * or it exited while attaching), file errors.
  */
 int prof_recorder_attach(pid_t pid, const char *spool_path, enum prof_attach_mode mode,
 			 const struct prof_recorder_opts *opts, struct prof_recorder **ret);
@@ -693,8 +710,31 @@ int prof_recorder_attach_writer(pid_t pid, const struct prof_writer *sink,
 				enum prof_attach_mode mode, const struct prof_recorder_opts *opts,
 				struct prof_recorder **ret);
 
-/* Enable sampling (ON_EXEC events enable themselves at the exec).  0 or -errno. */
+/*
+ * Enable sampling and let held processes run again (ON_EXEC events enable
+ * themselves at the exec).  The first failure is returned; the processes
+ * are released in every case.  0 or -errno.
+ */
 int prof_recorder_enable(struct prof_recorder *rec);
+
+/*
+ * Add the running process PID to the recording: its threads are held still
+ * while its events open and its maps and threads are read, and released at
+ * once if the recording is enabled (else by enable()).  *ret says whether
+ * it was attached, already part of the recording, or exited meanwhile.
+ * Errors: -EPERM (ptrace or perf refused; the message names the gate),
+ * -EINVAL (mode), -errno.
+ */
+int prof_recorder_attach_process(struct prof_recorder *rec, pid_t pid,
+				 enum prof_attach_mode mode, enum prof_attach_outcome *ret);
+
+/*
+ * Open events for threads of PID that no event covers (inheritance covers
+ * threads created after attaching; this is for what it cannot see).
+ * -EINVAL when PID is not part of the recording.
+ */
+int prof_recorder_refresh_threads(struct prof_recorder *rec, pid_t pid,
+				  enum prof_refresh_outcome *ret);
 
 /*
  * Wait at most TIMEOUT_MS for data, then drain every ring and process what

@@ -12,6 +12,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "internal.h"
 #include "perf_ring.h"
 #include "proc_maps.h"
@@ -41,13 +43,21 @@ struct prof_recorder {
 	char *path, *tmp_path;		/* final and temporary spool names */
 	pid_t target;
 	bool on_exec;
-	struct perf_ring *rings;
-	size_t nrings;
+	int *cpus;			/* online CPUs */
+	struct perf_ring *rings;	/* one per CPU, mapped by its first event */
+	size_t ncpus;
+	int *fds;			/* every event */
+	size_t nfds, fds_cap;
+	struct held_process *held;	/* attached processes, stopped until enable */
+	size_t nheld;
+	bool enabled;
 	int epfd;
 	struct sorter sorter;
 	struct proc_table pt;
 	uint64_t prev_drain_ns;
 	uint64_t last_block_ns;
+	uint64_t last_reconcile_ns;
+	bool need_reconcile;		/* side-band records may have been lost */
 	uint64_t start_ns;
 	bool ring_had_data;
 	struct prof_recording_summary sum;
@@ -191,54 +201,97 @@ static int perf_error(int err, const char *ev)
 	return error_set(err, "cannot open the %s event", ev);
 }
 
-static int open_events(struct prof_recorder *rec, pid_t pid, bool on_exec)
+/* Remember an event fd (for enable, disable and close). */
+static int keep_fd(struct prof_recorder *rec, int fd)
+{
+	void *p = rec->fds;
+	int r = grow_array(&p, &rec->fds_cap, rec->nfds + 1, sizeof(*rec->fds));
+
+	rec->fds = p;
+	if (r < 0)
+		return r;
+	rec->fds[rec->nfds++] = fd;
+	return 0;
+}
+
+/*
+ * Open TID's event on every online CPU (with inherit, so its new threads
+ * and children follow).  The first event on a CPU owns that CPU's ring;
+ * later ones send their records into it (PERF_EVENT_IOC_SET_OUTPUT).
+ * When ENABLE, the new events start at once (attaching during a recording).
+ */
+static int open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, bool enable)
 {
 	struct prof_recorder_opts *o = &rec->opts;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = ring_pages(o, page), i;
-	enum prof_event_kind ev = o->event;
 	struct perf_event_attr attr;
-	int cpus[MAX_CPUS], ncpus = online_cpus(cpus, MAX_CPUS), fd, r;
+	int fd, r;
 
-	rec->rings = calloc((size_t)ncpus, sizeof(*rec->rings));
-	if (!rec->rings)
-		return error_setx(-ENOMEM, "out of memory");
-	for (i = 0; i < (size_t)ncpus; i++) {
-		fill_attr(&attr, ev, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
+	for (i = 0; i < rec->ncpus; i++) {
+		struct perf_ring *ring = &rec->rings[i];
+
+		fill_attr(&attr, o->event, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
 			  pages * page);
-		fd = perf_open(&attr, pid, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 && i == 0 && ev == PROF_EVENT_DEFAULT &&
+		fd = perf_open(&attr, tid, rec->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && o->event == PROF_EVENT_DEFAULT &&
 		    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP || errno == ENXIO ||
 		     errno == EINVAL)) {
 			/* no PMU here (VMs, containers): the software clock samples alike */
 			rec->sum.event_fell_back = true;
-			ev = PROF_EVENT_CPU_CLOCK;
+			o->event = PROF_EVENT_CPU_CLOCK;
 			i--;
 			continue;
 		}
-		if (fd < 0 && ev == PROF_EVENT_CYCLES &&
+		if (fd < 0 && o->event == PROF_EVENT_CYCLES &&
 		    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP))
 			return error_setx(-ENOTSUP, "the cycles event is not supported here (no "
 					  "hardware PMU): use -e cpu-clock");
+		if (fd < 0 && errno == ESRCH)
+			return error_setx(-ESRCH, "thread %d exited while prof was attaching",
+					  (int)tid);
 		if (fd < 0)
-			return perf_error(-errno, event_name(ev));
-		r = perf_ring_map(&rec->rings[rec->nrings], fd, cpus[i], pages);
+			return perf_error(-errno, event_name(o->event));
+		r = keep_fd(rec, fd);
 		if (r < 0) {
 			close(fd);
+			return r;
+		}
+		if (ring->base) {
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
+				return error_set(-errno, "cannot share a perf ring");
+		} else {
+			r = perf_ring_map(ring, fd, rec->cpus[i], pages);
 			if (r == -EPERM || r == -ENOMEM)
 				return error_set(r, "cannot map a %zu KiB perf ring (the locked-memory "
 						 "limit, kernel.perf_event_mlock_kb, is too low; try "
 						 "-m with fewer pages)", pages * page / 1024);
-			return error_set(r, "cannot map a perf ring");
+			if (r < 0)
+				return error_set(r, "cannot map a perf ring");
+			if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, fd,
+				      &(struct epoll_event){ .events = EPOLLIN, .data.u64 = i }) < 0)
+				return error_set(-errno, "cannot poll a perf ring");
 		}
-		rec->nrings++;
-		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, fd,
-			      &(struct epoll_event){ .events = EPOLLIN,
-						     .data.u64 = rec->nrings - 1 }) < 0)
-			return error_set(-errno, "cannot poll a perf ring");
+		if (enable && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return error_set(-errno, "cannot enable the perf events");
 	}
-	rec->opts.event = ev;
-	rec->sum.event = event_name(ev);
+	rec->sum.event = event_name(o->event);
 	rec->sum.ring_bytes = pages * page;
+	return 0;
+}
+
+static int init_rings(struct prof_recorder *rec)
+{
+	int cpus[MAX_CPUS], n = online_cpus(cpus, MAX_CPUS), i;
+
+	rec->cpus = calloc((size_t)n, sizeof(*rec->cpus));
+	rec->rings = calloc((size_t)n, sizeof(*rec->rings));
+	if (!rec->cpus || !rec->rings)
+		return error_setx(-ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		rec->cpus[i] = cpus[i];
+		rec->rings[i].fd = -1;
+	}
+	rec->ncpus = (size_t)n;
 	return 0;
 }
 
@@ -254,15 +307,25 @@ static int make_meta_and_writer(struct prof_recorder *rec, const struct prof_wri
 		.event = rec->sum.event, .freq_hz = o->freq_hz, .stack_bytes = o->stack_bytes,
 		.hostname = host, .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
 		.prof_version = PROF_VERSION,
-		.flags = o->no_inherit ? 0 : PROF_META_INHERIT,
+		.flags = (o->no_inherit ? 0 : PROF_META_INHERIT) |
+			 (rec->on_exec ? 0 : PROF_META_ATTACHED),
 	};
+	int32_t pids[64];
+	size_t i;
+
+	if (o->npids) {
+		for (i = 0; i < o->npids && i < 64; i++)
+			pids[i] = o->pids[i];
+		m.pids = pids;
+		m.npids = i;
+	}
 
 	if (uname(&u) == 0) {
 		m.kernel_release = u.release;
 		m.arch = u.machine;
 	}
 	gethostname(host, sizeof(host) - 1);
-	if (o->argc)
+	if (o->argc && rec->on_exec)
 		m.npids = 0;	/* a launched command is named by its command line */
 	if (sink)
 		return prof_spool_writer_new(sink, &m, NULL, &rec->w);
@@ -295,6 +358,149 @@ static int check_opts(struct prof_recorder_opts *o)
 	return 0;
 }
 
+static int attach_descendants(struct prof_recorder *rec, pid_t pid);
+
+static int keep_held(struct prof_recorder *rec, struct held_process *h)
+{
+	struct held_process *p = realloc(rec->held, (rec->nheld + 1) * sizeof(*p));
+
+	if (!p) {
+		release_process(h);
+		return error_setx(-ENOMEM, "out of memory");
+	}
+	rec->held = p;
+	rec->held[rec->nheld++] = *h;
+	memset(h, 0, sizeof(*h));
+	return 0;
+}
+
+static int open_held_events(struct prof_recorder *rec, const struct held_process *h, bool enable)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < h->n; i++) {
+		r = open_task_events(rec, h->threads[i].tid, false, enable);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* While H is still: its process, threads (with names) and mappings. */
+static int snapshot_held(struct prof_recorder *rec, const struct held_process *h)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct proc *p;
+	struct thr *t;
+	size_t i;
+	int r;
+
+	r = pt_process(&rec->pt, h->pid, now, true, &p);
+	for (i = 0; i < h->n && r >= 0; i++)
+		r = pt_thread(&rec->pt, h->pid, h->threads[i].tid, now, &t);
+	return r;
+}
+
+int prof_recorder_attach_process(struct prof_recorder *rec, pid_t pid,
+				 enum prof_attach_mode mode, enum prof_attach_outcome *ret)
+{
+	struct held_process h;
+	struct proc *p = pt_find_process(&rec->pt, pid);
+	int r;
+
+	if (mode != PROF_ATTACH_STOP_WHILE_ATTACHING)
+		return error_setx(-EINVAL, "a process joins a recording by stopping it while "
+				  "attaching");
+	if (p && !p->exited && kill(pid, 0) == 0) {
+		*ret = PROF_ALREADY_ATTACHED;
+		return 0;
+	}
+	r = hold_process(pid, &h);
+	if (r == -ESRCH) {
+		prof_errmsg_clear();
+		*ret = PROF_EXITED;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	r = keep_held(rec, &h);
+	if (r >= 0)
+		r = open_held_events(rec, &rec->held[rec->nheld - 1], rec->enabled);
+	if (r >= 0)
+		r = snapshot_held(rec, &rec->held[rec->nheld - 1]);
+	if (rec->enabled) {
+		release_process(&rec->held[rec->nheld - 1]);
+		rec->nheld--;
+	}
+	if (r >= 0 && rec->opts.children)
+		r = attach_descendants(rec, pid);
+	if (r < 0)
+		return r;
+	*ret = PROF_ATTACHED;
+	return 0;
+}
+
+/* The children PID has now, and theirs: each attached (those gone are skipped). */
+static int attach_descendants(struct prof_recorder *rec, pid_t pid)
+{
+	enum prof_attach_outcome outcome;
+	bool children = rec->opts.children;
+	pid_t *kids;
+	int n, i, r = 0;
+
+	n = list_descendants(pid, &kids);
+	if (n < 0)
+		return n == -ESRCH ? 0 : error_set(n, "cannot list the children of pid %d", (int)pid);
+	rec->opts.children = false;	/* the list holds them all already */
+	for (i = 0; i < n && r >= 0; i++)
+		r = prof_recorder_attach_process(rec, kids[i], PROF_ATTACH_STOP_WHILE_ATTACHING,
+						 &outcome);
+	rec->opts.children = children;
+	free(kids);
+	return r;
+}
+
+int prof_recorder_refresh_threads(struct prof_recorder *rec, pid_t pid,
+				  enum prof_refresh_outcome *ret)
+{
+	struct proc *p = pt_find_process(&rec->pt, pid);
+	pid_t *tids;
+	int n, i, r = 0;
+
+	if (!p)
+		return error_setx(-EINVAL, "pid %d is not part of this recording", (int)pid);
+	n = list_tasks(pid, &tids);
+	if (n == -ESRCH || p->exited) {
+		if (n >= 0)
+			free(tids);
+		*ret = PROF_REFRESH_EXITED;
+		return 0;
+	}
+	if (n < 0)
+		return error_set(n, "cannot list the threads of pid %d", (int)pid);
+	/* a thread the recording never heard of has no event, inherited or own */
+	for (i = 0; i < n && r >= 0; i++) {
+		struct thr *t;
+
+		if (pt_find_thread(&rec->pt, tids[i]))
+			continue;
+		r = open_task_events(rec, tids[i], false, rec->enabled);
+		if (r == -ESRCH) {
+			prof_errmsg_clear();
+			r = 0;
+			continue;
+		}
+		if (r >= 0)
+			r = pt_thread(&rec->pt, pid, tids[i], now_ns(CLOCK_MONOTONIC), &t);
+	}
+	free(tids);
+	if (r < 0)
+		return r;
+	*ret = PROF_REFRESHED;
+	return 0;
+}
+
 static int recorder_new(pid_t pid, const char *path, const struct prof_writer *sink,
 			enum prof_attach_mode mode, const struct prof_recorder_opts *opts,
 			struct prof_recorder **ret)
@@ -302,10 +508,12 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	struct prof_recorder *rec;
 	int r;
 
+	struct held_process held = { 0 };
+
 	if (pid <= 0)
 		return error_setx(-EINVAL, "invalid pid %d", (int)pid);
-	if (mode != PROF_ATTACH_ON_EXEC)
-		return error_setx(-ENOTSUP, "attaching to a running process is not supported yet");
+	if (mode != PROF_ATTACH_ON_EXEC && mode != PROF_ATTACH_STOP_WHILE_ATTACHING)
+		return error_setx(-EINVAL, "unknown attach mode %d", (int)mode);
 	if (opts && opts->sz < sizeof(size_t))
 		return error_setx(-EINVAL, "recorder: opts.sz not set");
 	rec = calloc(1, sizeof(*rec));
@@ -318,6 +526,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	rec->on_exec = mode == PROF_ATTACH_ON_EXEC;
 	rec->epfd = -1;
 	sorter_init(&rec->sorter);
+	pt_init(&rec->pt, NULL);
 	r = check_opts(&rec->opts);
 	if (r < 0)
 		goto out_free;
@@ -341,7 +550,19 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 		r = error_set(-errno, "cannot create an epoll instance");
 		goto out_free;
 	}
-	r = open_events(rec, pid, mode == PROF_ATTACH_ON_EXEC);
+	r = init_rings(rec);
+	if (r < 0)
+		goto out_free;
+	if (rec->on_exec) {
+		r = open_task_events(rec, pid, true, false);
+	} else {
+		/* the threads stay still from before the events open until enable() */
+		r = hold_process(pid, &held);
+		if (r >= 0)
+			r = keep_held(rec, &held);
+		if (r >= 0)
+			r = open_held_events(rec, &rec->held[rec->nheld - 1], false);
+	}
 	if (r < 0)
 		goto out_free;
 	rec->start_ns = now_ns(CLOCK_MONOTONIC);
@@ -352,10 +573,17 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 		goto out_free;
 	pt_init(&rec->pt, rec->w);
 	rec->pt.no_children = rec->opts.no_inherit;
+	if (!rec->on_exec) {
+		r = snapshot_held(rec, &rec->held[0]);
+		if (r >= 0 && rec->opts.children)
+			r = attach_descendants(rec, pid);
+		if (r < 0)
+			goto out_free;
+	}
 	*ret = rec;
 	return 0;
 out_free:
-	pt_init(&rec->pt, NULL);
+	release_process(&held);
 	prof_recorder_free(rec);
 	return r;
 }
@@ -380,13 +608,18 @@ int prof_recorder_attach_writer(pid_t pid, const struct prof_writer *sink,
 int prof_recorder_enable(struct prof_recorder *rec)
 {
 	size_t i;
+	int r = 0;
 
-	if (rec->on_exec)
-		return 0;	/* the kernel enables them at the exec, not before */
-	for (i = 0; i < rec->nrings; i++)
-		if (ioctl(rec->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-			return error_set(-errno, "cannot enable the perf events");
-	return 0;
+	if (!rec->on_exec)	/* launched: the kernel enables them at the exec, not before */
+		for (i = 0; i < rec->nfds && r == 0; i++)
+			if (ioctl(rec->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
+				r = error_set(-errno, "cannot enable the perf events");
+	rec->enabled = true;
+	/* the attach window ends here, even when enabling failed */
+	for (i = 0; i < rec->nheld; i++)
+		release_process(&rec->held[i]);
+	rec->nheld = 0;
+	return r;
 }
 
 /* ---- record handling ---------------------------------------------------- */
@@ -512,6 +745,8 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 static int handle_lost(struct prof_recorder *rec, uint8_t kind, uint64_t count, uint64_t time)
 {
 	rec->sum.lost_events += count;
+	/* any record may be among them: an mmap, a fork, an exit, a rename */
+	rec->need_reconcile |= kind == PROF_LOST_RECORDS;
 	rec->sum.lifecycle_gaps += kind == PROF_LOST_RECORDS;
 	return prof_spool_add_lost(rec->w, &(struct prof_lost){ .time_ns = time, .kind = kind,
 								.count = count });
@@ -588,11 +823,11 @@ static int drain_rings(struct prof_recorder *rec)
 	size_t i;
 	int r = 0;
 
-	for (i = 0; i < rec->nrings; i++) {
+	for (i = 0; i < rec->ncpus; i++) {
 		struct perf_ring *ring = &rec->rings[i];
 		const struct perf_event_header *h;
 
-		if (!perf_ring_begin(ring))
+		if (!ring->base || !perf_ring_begin(ring))
 			continue;
 		rec->ring_had_data = true;
 		while (r >= 0 && (h = perf_ring_next(ring)))
@@ -620,6 +855,46 @@ static int process_until(struct prof_recorder *rec, uint64_t watermark)
 	return 0;
 }
 
+static bool proc_gone(pid_t pid);
+
+/*
+ * After a loss, what the lost side-band records would have said is read
+ * from /proc instead: new mappings, exits, threads and their names.  New
+ * threads and children need no events: inheritance already samples them.
+ */
+static int reconcile(struct prof_recorder *rec)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	size_t i;
+	int r = 0;
+
+	rec->need_reconcile = false;
+	rec->last_reconcile_ns = now;
+	rec->sum.reconciliations++;
+	for (i = 0; i < rec->pt.nprocs && r >= 0; i++) {
+		struct proc *p = rec->pt.procs[i];
+		pid_t *tids;
+		int n, k;
+
+		if (p->exited)
+			continue;
+		if (proc_gone(p->pid)) {
+			r = pt_process_exit(&rec->pt, p, now);
+			continue;
+		}
+		r = pt_refresh_maps(&rec->pt, p, now);
+		n = r < 0 ? 0 : list_tasks(p->pid, &tids);
+		for (k = 0; k < n && r >= 0; k++) {
+			struct thr *t;
+
+			r = pt_thread(&rec->pt, p->pid, tids[k], now, &t);
+		}
+		if (n > 0)
+			free(tids);
+	}
+	return r;
+}
+
 int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_poll_summary *ret)
 {
 	struct epoll_event evs[64];
@@ -637,6 +912,12 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 	if (r >= 0)
 		r = process_until(rec, rec->prev_drain_ns);
 	rec->prev_drain_ns = drain_start;
+	if (r >= 0 && rec->need_reconcile && drain_start - rec->last_reconcile_ns >= 250000000u) {
+		/* what is queued happened before "now": apply it, then look at /proc */
+		r = process_until(rec, UINT64_MAX);
+		if (r >= 0)
+			r = reconcile(rec);
+	}
 	if (r >= 0 && drain_start - rec->last_block_ns >= BLOCK_INTERVAL_NS) {
 		rec->last_block_ns = drain_start;
 		r = prof_spool_writer_flush(rec->w);
@@ -659,6 +940,8 @@ int prof_recorder_flush(struct prof_recorder *rec)
 
 	if (r >= 0)
 		r = process_until(rec, UINT64_MAX);
+	if (r >= 0 && rec->need_reconcile)
+		r = reconcile(rec);
 	if (r >= 0)
 		r = prof_spool_writer_flush(rec->w);
 	return r;
@@ -752,14 +1035,19 @@ static void close_rings(struct prof_recorder *rec)
 {
 	size_t i;
 
-	for (i = 0; i < rec->nrings; i++) {
-		ioctl(rec->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	for (i = 0; i < rec->nfds; i++)
+		ioctl(rec->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (i = 0; rec->rings && i < rec->ncpus; i++)
 		perf_ring_unmap(&rec->rings[i]);
-		close(rec->rings[i].fd);
-	}
+	for (i = 0; i < rec->nfds; i++)
+		close(rec->fds[i]);
+	free(rec->fds);
 	free(rec->rings);
+	free(rec->cpus);
+	rec->fds = NULL;
 	rec->rings = NULL;
-	rec->nrings = 0;
+	rec->cpus = NULL;
+	rec->nfds = rec->ncpus = 0;
 }
 
 /*
@@ -790,8 +1078,8 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 	size_t i;
 	int r = 0;
 
-	for (i = 0; i < rec->nrings; i++)
-		if (ioctl(rec->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+	for (i = 0; i < rec->nfds; i++)
+		if (ioctl(rec->fds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
 			keep_error(&r, msg, sizeof(msg),
 				   error_set(-errno, "cannot disable the perf events"));
 	keep_error(&r, msg, sizeof(msg), prof_recorder_flush(rec));
@@ -832,8 +1120,13 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 
 void prof_recorder_free(struct prof_recorder *rec)
 {
+	size_t i;
+
 	if (!rec)
 		return;
+	for (i = 0; i < rec->nheld; i++)
+		release_process(&rec->held[i]);
+	free(rec->held);
 	close_rings(rec);
 	if (rec->epfd >= 0)
 		close(rec->epfd);

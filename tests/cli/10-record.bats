@@ -91,7 +91,7 @@ setup() {
 
 @test "bad options are usage errors that say what was wrong" {
 	run -64 --separate-stderr "$PROF" record
-	assert_equal "${stderr_lines[0]}" "prof record: no command to record (prof record -- COMMAND [ARG...])"
+	assert_equal "${stderr_lines[0]}" "prof record: no command to record (prof record -- COMMAND [ARG...], or -p PID)"
 	run -64 --separate-stderr "$PROF" record -e bogus -- true
 	assert_equal "${stderr_lines[0]}" "prof record: unknown event 'bogus' (cpu-clock, task-clock or cycles)"
 	run -64 --separate-stderr "$PROF" record -s 70K -- true
