@@ -258,10 +258,15 @@ static void print_summary(const struct prof_recording_summary *s, const char *pa
 	uint64_t complete = s->samples - s->truncated_stacks - s->empty_stacks;
 	char size[32];
 
+	char gaps[96] = "";
+
 	human_bytes(size, sizeof(size), s->spool_bytes);
-	fprintf(stderr, "prof: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " process%s, %"
+	if (s->lifecycle_gaps)
+		snprintf(gaps, sizeof(gaps), " (%" PRIu64 " gaps, %" PRIu64 " reconciliations)",
+			 s->lifecycle_gaps, s->reconciliations);
+	fprintf(stderr, "prof: %" PRIu64 " samples, %" PRIu64 " lost%s, %" PRIu64 " process%s, %"
 		PRIu64 " thread%s, %s%s, %.1f%% complete stacks, %s spool (%.1f B/sample): %s\n",
-		s->samples, s->lost_events, s->processes, s->processes == 1 ? "" : "es",
+		s->samples, s->lost_events, gaps, s->processes, s->processes == 1 ? "" : "es",
 		s->threads, s->threads == 1 ? "" : "s", s->event,
 		s->event_fell_back ? " (no cycles event here)" : "",
 		s->samples ? 100.0 * (double)complete / (double)s->samples : 100.0, size,

@@ -6,9 +6,12 @@
  * spool back and symbolize.  Built by `make tests`; tests/cli runs it.
  *
  *   hottest [--memory] SPOOL COMMAND [ARG...]
+ *   hottest --pid PID SECONDS SPOOL
  *
  * With --memory the recorder writes into a caller-owned sink (a growing
  * buffer here), which is saved to SPOOL once the recording is finished.
+ * With --pid it attaches to a running process for SECONDS instead, looking
+ * for threads no event covers at every poll (prof_recorder_refresh_threads).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "prof.h"
 
@@ -98,6 +102,37 @@ static int record(const char *path, bool memory, char **argv)
 	return 0;
 }
 
+static int record_pid(pid_t pid, double seconds, const char *path)
+{
+	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
+	enum prof_refresh_outcome refreshed = PROF_REFRESHED;
+	struct prof_recording_summary sum;
+	struct prof_recorder *rec;
+	struct timespec t0, t;
+	bool alive = true;
+
+	if (prof_recorder_attach(pid, path, PROF_ATTACH_STOP_WHILE_ATTACHING, &opts, &rec) < 0)
+		return die("attach");
+	if (prof_recorder_enable(rec) < 0) {
+		prof_recorder_free(rec);
+		return die("enable");
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (prof_recorder_poll(rec, 100, NULL) < 0 ||
+		    prof_recorder_refresh_threads(rec, pid, &refreshed) < 0 ||
+		    prof_recorder_process_is_active(rec, pid, &alive) < 0)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (alive && refreshed == PROF_REFRESHED &&
+		 (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
+	if (prof_recorder_finish(rec, &sum) < 0)
+		return die("finish");
+	printf("%llu samples, %llu threads\n", (unsigned long long)sum.samples,
+	       (unsigned long long)sum.threads);
+	return 0;
+}
+
 /* Count samples per leaf stack node, in memory bounded by distinct stacks. */
 static int hottest(const char *path)
 {
@@ -152,6 +187,9 @@ static int hottest(const char *path)
 int main(int argc, char **argv)
 {
 	bool memory = argc > 1 && !strcmp(argv[1], "--memory");
+
+	if (argc == 5 && !strcmp(argv[1], "--pid"))
+		return record_pid((pid_t)atoi(argv[2]), atof(argv[3]), argv[4]) ?: hottest(argv[4]);
 
 	argv += memory;
 	argc -= memory;

@@ -135,6 +135,18 @@ int pt_refresh_maps(struct proc_table *pt, struct proc *p, uint64_t time)
 	return r;
 }
 
+/* When PID started, in ns since boot (/proc/PID/stat), or 0: with the pid it names a process. */
+static uint64_t start_time(pid_t pid)
+{
+	uint64_t ticks = 0;
+	char comm[16];
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (proc_stat(pid, comm, NULL, &ticks) < 0 || hz <= 0)
+		return 0;
+	return ticks * (1000000000ull / (uint64_t)hz);
+}
+
 static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char *comm,
 		       const char *exe, uint64_t time, struct proc **ret)
 {
@@ -155,6 +167,7 @@ static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char 
 	as_init(&p->as, pid);
 	id = prof_spool_add_process(pt->w, &(struct prof_process){ .pid = pid, .ppid = ppid,
 								   .time_ns = time,
+								   .start_time_ns = start_time(pid),
 								   .comm = comm, .exe = exe });
 	if (id < 0) {
 		free(p);

@@ -62,7 +62,8 @@ struct prof_process {
 	uint32_t id;
 	int32_t pid;
 	int32_t ppid;
-	uint64_t start_time_ns;	/* CLOCK_MONOTONIC when it started, 0 unknown */
+	uint64_t start_time_ns;	/* when it started, ns since boot (/proc/PID/stat), 0 unknown;
+				 * with pid, it names the process across pid reuse */
 	uint64_t time_ns;	/* when the recording first saw it */
 	const char *comm;	/* "" when unknown; NUL-terminated, no NUL inside */
 	const char *exe;	/* "" when unknown */

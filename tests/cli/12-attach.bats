@@ -171,7 +171,7 @@ start() {
 
 @test "at -F max with 4 busy threads the spool stays valid and every loss is counted and warned" {
 	run -0 --separate-stderr "$PROF" record -F max -o max.spool -- "$T/busy4" 1
-	assert_regex "$stderr" '^prof: [0-9]+ samples, [0-9]+ lost, 1 process, 5 threads, '
+	assert_regex "$stderr" '^prof: [0-9]+ samples, [0-9]+ lost( \([0-9]+ gaps, [0-9]+ reconciliations\))?, 1 process, 5 threads, '
 	lost=$(echo "$stderr" | sed -E 's/^prof: [0-9]+ samples, ([0-9]+) lost.*/\1/')
 	run -0 --separate-stderr "$PROF" report max.spool
 	assert_line --regexp "^samples: +[0-9]+ written, [0-9]+ delivered by the kernel, $lost lost "
@@ -179,4 +179,11 @@ start() {
 		assert_regex "${stderr_lines[0]}" "^prof: warning: $lost events were lost \([0-9.]+% of samples and losses\)"
 		assert_line --regexp '^tracked: .* [1-9][0-9]* lifecycle gaps, [1-9][0-9]* reconciliations$'
 	fi
+}
+
+@test "examples/hottest --pid attaches through the API, refreshing threads at each poll" {
+	start "$T/busy4" 2
+	run -0 "$BUILD/hottest" --pid "$TARGET" 0.6 h.spool
+	assert_line --regexp '^[0-9]+ samples, 5 threads$'
+	assert_line --regexp '^  busy_spin \(busy4\)$'
 }
