@@ -46,6 +46,7 @@ static const struct argp_option record_options[] = {
 				    "else cpu-clock)", 0 },
 	{ "stack-size", 's', "BYTES", 0, "user stack copied per sample; K suffix allowed "
 					 "(default: 32K, max 65528)", 0 },
+	{ "kernel", 'k', NULL, 0, "record kernel frames too, above the user stack", 0 },
 	{ "no-inherit", OPT_NO_INHERIT, NULL, 0, "do not follow child processes (threads are "
 						 "still followed)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "stop after SECONDS, sending the command SIGTERM", 0 },
@@ -137,6 +138,9 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	}
 	case OPT_NO_INHERIT:
 		a->opts.no_inherit = true;
+		break;
+	case 'k':
+		a->opts.include_kernel = true;
 		break;
 	case OPT_CHILDREN:
 		a->opts.children = true;

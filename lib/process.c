@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "internal.h"
 #include "process.h"
 #include "proc_maps.h"
@@ -108,8 +109,18 @@ static int add_mapping(struct proc_table *pt, struct proc *p, const struct map_e
 
 static bool is_code_mapping(const struct map_entry *e)
 {
-	/* file-backed or the vDSO; [vsyscall] is not unwindable and never mapped to us */
-	return e->exec && (e->path[0] == '/' || !strcmp(e->path, "[vdso]"));
+	static const char *const anon[] = { "//anon", "/dev/zero", "/anon_hugepage", "/SYSV" };
+	size_t i;
+
+	if (!e->exec)
+		return false;
+	if (!strcmp(e->path, "[vdso]"))
+		return true;
+	/* anonymous code (a JIT's) is named per address, through the perf map */
+	for (i = 0; i < sizeof(anon) / sizeof(anon[0]); i++)
+		if (!strncmp(e->path, anon[i], strlen(anon[i])))
+			return false;
+	return e->path[0] == '/';
 }
 
 int pt_refresh_maps(struct proc_table *pt, struct proc *p, uint64_t time)
@@ -408,7 +419,14 @@ int64_t pt_module_id(struct proc_table *pt, struct proc *p, struct as_module *m)
 	if (m->open_path && m->open_path != m->path && !m->vdso)
 		rec.flags |= PROF_MODULE_DELETED;
 	id = prof_spool_add_module(pt->w, &rec);
-	if (id > 0)
-		m->spool_id = (uint32_t)id;
+	if (id <= 0)
+		return id;
+	m->spool_id = (uint32_t)id;
+	if (pt->capture) {
+		int r = capture_module(pt->capture, (uint32_t)id, m);
+
+		if (r < 0)
+			return r;
+	}
 	return id;
 }

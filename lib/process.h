@@ -12,6 +12,8 @@
 #include <sys/types.h>
 
 #include "intern.h"
+
+struct capture;
 #include "unwind.h"
 
 struct proc {
@@ -41,6 +43,7 @@ struct proc_table {
 	struct prof_spool_writer *w;
 	uint64_t live_processes;
 	bool no_children;		/* a fork into a new process is not followed */
+	struct capture *capture;	/* told of each module written, if set */
 };
 
 void pt_init(struct proc_table *pt, struct prof_spool_writer *w);

@@ -656,6 +656,7 @@ struct prof_recorder_opts {
 	uint32_t stack_bytes;		/* 0: PROF_DEFAULT_STACK; rounded up to 8 */
 	bool no_inherit;		/* follow new threads, not new processes */
 	bool children;			/* attaching: also the descendants that exist */
+	bool include_kernel;		/* kernel frames too (retried user-only if refused) */
 	uint32_t mmap_pages;		/* data pages per ring; 0: sized from stack and rate */
 	size_t argc;			/* the command line, for the spool's metadata */
 	const char *const *argv;
@@ -679,6 +680,8 @@ struct prof_recording_summary {
 	uint64_t unwind_errors[PROF_UNWIND__COUNT];
 	uint64_t processes;
 	uint64_t threads;
+	bool kernel_enabled;		/* kernel frames were recorded */
+	bool kernel_refused;		/* they were asked for, and the kernel said no */
 	const char *event;		/* the event that ran, e.g. "cpu-clock" */
 	bool event_fell_back;		/* cycles was asked for (or default) but unsupported */
 	uint64_t freq_hz;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "capture.h"
 #include "internal.h"
 #include "perf_ring.h"
 #include "proc_maps.h"
@@ -54,6 +55,7 @@ struct prof_recorder {
 	int epfd;
 	struct sorter sorter;
 	struct proc_table pt;
+	struct capture capture;
 	uint64_t prev_drain_ns;
 	uint64_t last_block_ns;
 	uint64_t last_reconcile_ns;
@@ -62,7 +64,8 @@ struct prof_recorder {
 	bool ring_had_data;
 	struct prof_recording_summary sum;
 	struct unwind_result unwound;
-	uint32_t frames[UNWIND_MAX_FRAMES + 1];
+	uint32_t frames[UNWIND_MAX_FRAMES / 2 + UNWIND_MAX_FRAMES + 1];
+	bool kernel;			/* kernel callchains are sampled */
 	int error;			/* the first processing error, sticky */
 };
 
@@ -133,7 +136,8 @@ static const char *event_name(enum prof_event_kind e)
 }
 
 static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t freq,
-		      uint32_t stack, bool on_exec, bool no_inherit, size_t ring_bytes)
+		      uint32_t stack, bool on_exec, bool no_inherit, bool kernel,
+		      size_t ring_bytes)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -156,9 +160,15 @@ static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64
 	a->inherit = 1;
 	/* --no-inherit: new threads are followed, new processes are not */
 	a->inherit_thread = no_inherit;
-	a->exclude_kernel = 1;
 	a->exclude_hv = 1;
-	a->exclude_callchain_kernel = 1;
+	if (kernel) {
+		/* the kernel part of the stack as a callchain; the user part is unwound */
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->exclude_callchain_user = 1;
+	} else {
+		a->exclude_kernel = 1;
+		a->exclude_callchain_kernel = 1;
+	}
 	a->mmap = 1;
 	a->mmap2 = 1;
 	a->comm = 1;
@@ -231,8 +241,19 @@ static int open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, 
 		struct perf_ring *ring = &rec->rings[i];
 
 		fill_attr(&attr, o->event, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
-			  pages * page);
+			  rec->kernel, pages * page);
 		fd = perf_open(&attr, tid, rec->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && rec->kernel && rec->nfds == 0 && (errno == EACCES || errno == EPERM)) {
+			uint64_t paranoid = 0;
+
+			read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+			pr_warn("kernel sampling refused (kernel.perf_event_paranoid is %llu): "
+				"recording user space only", (unsigned long long)paranoid);
+			rec->kernel = false;
+			rec->sum.kernel_refused = true;
+			i--;
+			continue;
+		}
 		if (fd < 0 && o->event == PROF_EVENT_DEFAULT &&
 		    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP || errno == ENXIO ||
 		     errno == EINVAL)) {
@@ -308,7 +329,7 @@ static int make_meta_and_writer(struct prof_recorder *rec, const struct prof_wri
 		.hostname = host, .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
 		.prof_version = PROF_VERSION,
 		.flags = (o->no_inherit ? 0 : PROF_META_INHERIT) |
-			 (rec->on_exec ? 0 : PROF_META_ATTACHED),
+			 (rec->on_exec ? 0 : PROF_META_ATTACHED) | (rec->kernel ? PROF_META_KERNEL : 0),
 	};
 	int32_t pids[64];
 	size_t i;
@@ -524,9 +545,11 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	rec->opts.sz = sizeof(rec->opts);
 	rec->target = pid;
 	rec->on_exec = mode == PROF_ATTACH_ON_EXEC;
+	rec->kernel = rec->opts.include_kernel;
 	rec->epfd = -1;
 	sorter_init(&rec->sorter);
 	pt_init(&rec->pt, NULL);
+	capture_init(&rec->capture);
 	r = check_opts(&rec->opts);
 	if (r < 0)
 		goto out_free;
@@ -573,6 +596,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 		goto out_free;
 	pt_init(&rec->pt, rec->w);
 	rec->pt.no_children = rec->opts.no_inherit;
+	rec->pt.capture = &rec->capture;
 	if (!rec->on_exec) {
 		r = snapshot_held(rec, &rec->held[0]);
 		if (r >= 0 && rec->opts.children)
@@ -651,10 +675,9 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 		uint64_t time;
 		uint32_t cpu, res;
 		uint64_t period;
-		uint64_t abi;
 	} s;
-	uint64_t regs[PERF_REGS_COUNT], stack_size = 0, dyn_size = 0;
-	const uint8_t *stack = NULL;
+	uint64_t regs[PERF_REGS_COUNT], stack_size = 0, dyn_size = 0, abi = 0, nchain = 0;
+	const uint8_t *stack = NULL, *chain = NULL;
 	struct unwind_result *u = &rec->unwound;
 	struct thr *t;
 	struct proc *proc;
@@ -663,14 +686,29 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 	int r;
 
 	p += sizeof(struct perf_event_header);
-	if (end - p < 48)
+	if (end - p < 40)
 		return 0;
-	memcpy(&s, p, 48);
-	p += 48;
+	memcpy(&s, p, 40);
+	p += 40;
+	if (rec->kernel) {
+		/* kernel callchain: nr, then nr entries with context markers */
+		if (end - p < 8)
+			return 0;
+		memcpy(&nchain, p, 8);
+		p += 8;
+		if (nchain > (uint64_t)(end - p) / 8)
+			return 0;
+		chain = p;
+		p += nchain * 8;
+	}
+	if (end - p < 8)
+		return 0;
+	memcpy(&abi, p, 8);
+	p += 8;
 	rec->sum.sample_events++;
 	if (s.pid == 0 || s.tid == 0 || (int32_t)s.pid < 0)
 		return 0;	/* the idle task or a sample without a task */
-	if (s.abi != PERF_SAMPLE_REGS_ABI_NONE) {
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
 		if ((size_t)(end - p) < sizeof(regs))
 			return 0;
 		memcpy(regs, p, sizeof(regs));
@@ -690,7 +728,26 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 	if (r < 0)
 		return r;
 	proc = t->proc;
-	if (s.abi != PERF_SAMPLE_REGS_ABI_64) {
+	/* kernel frames first (the leaf side), as the callchain gives them */
+	for (i = 0; chain && i < nchain && n < UNWIND_MAX_FRAMES / 2; i++) {
+		uint64_t ip;
+		bool first;
+
+		memcpy(&ip, chain + i * 8, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (ip != (uint64_t)PERF_CONTEXT_KERNEL)
+				break;	/* user, guest or hypervisor parts: not ours */
+			continue;
+		}
+		/* the first kernel entry is where it was; the others return addresses */
+		first = i == 1;
+		id = prof_spool_intern_frame(rec->w, &(struct prof_frame){
+			.kind = PROF_FRAME_KERNEL, .addr = first ? ip : ip - 1 });
+		if (id < 0)
+			return (int)id;
+		rec->frames[n++] = (uint32_t)id;
+	}
+	if (abi != PERF_SAMPLE_REGS_ABI_64) {
 		u->n = 1;
 		u->pc[0] = s.ip;
 		u->cause = PROF_UNWIND_NO_REGS;
@@ -950,6 +1007,7 @@ int prof_recorder_flush(struct prof_recorder *rec)
 void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret)
 {
 	*ret = rec->sum;
+	ret->kernel_enabled = rec->kernel;
 	ret->processes = rec->pt.nprocs;
 	ret->threads = rec->pt.nthrs;
 	ret->spool_bytes = rec->w ? prof_spool_writer_bytes(rec->w) : 0;
@@ -1096,6 +1154,8 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 	c.reconciliations = s.reconciliations;
 	c.mono_end_ns = now_ns(CLOCK_MONOTONIC);
 	c.wall_end_ns = now_ns(CLOCK_REALTIME);
+	/* the names the spool carries, so it reports later and elsewhere */
+	keep_error(&r, msg, sizeof(msg), capture_names(&rec->capture, rec->w, &rec->pt));
 	/* a trailer is written even after an error: the spool says what it holds */
 	keep_error(&r, msg, sizeof(msg), prof_spool_writer_finish(rec->w, &c));
 	s.spool_bytes = prof_spool_writer_bytes(rec->w);
@@ -1132,6 +1192,7 @@ void prof_recorder_free(struct prof_recorder *rec)
 		close(rec->epfd);
 	sorter_release(&rec->sorter);
 	pt_release(&rec->pt);
+	capture_release(&rec->capture);
 	prof_spool_writer_close(rec->w);
 	if (rec->tmp_path)
 		unlink(rec->tmp_path);

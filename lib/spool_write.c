@@ -16,6 +16,7 @@
 #include "intern.h"
 #include "internal.h"
 #include "spool_format.h"
+#include "spool_writer.h"
 
 #define DEFAULT_BLOCK_BYTES (64u << 10)
 #define MAX_BLOCK_BYTES (8u << 20)
@@ -698,4 +699,26 @@ int prof_spool_writer_close(struct prof_spool_writer *w)
 	free(w->path);
 	free(w);
 	return r;
+}
+
+int spool_writer_each_frame(const struct prof_spool_writer *w,
+			    int (*fn)(const struct prof_frame *f, void *ctx), void *ctx)
+{
+	const struct intern_map *m = &w->frame_ids;
+	size_t i;
+	int r;
+
+	for (i = 0; m->slots && i <= m->mask; i++) {
+		const struct intern_slot *s = &m->slots[i];
+		struct prof_frame f;
+
+		if (!s->id)
+			continue;
+		f = (struct prof_frame){ .id = s->id, .kind = (uint8_t)(s->a >> 32),
+					 .ref = (uint32_t)s->a, .addr = s->b };
+		r = fn(&f, ctx);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capture.c - the names a spool carries, captured at the end of a
+ * recording for every frame it holds, so that a report works later and
+ * elsewhere: the function symbols of each module (also of files deleted or
+ * replaced while recorded, read through a descriptor kept since they were
+ * mapped), kernel symbols from /proc/kallsyms, and JIT names from
+ * /tmp/perf-PID.map.  Only the symbols that some frame falls in are
+ * written: the cost follows distinct frames, not the size of the tables.
+ * The perf map is written by the target: it is read as hostile input.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "elf_file.h"
+#include "internal.h"
+#include "spool_writer.h"
+
+#define PERF_MAP_MAX_BYTES (256u << 20)
+#define PERF_MAP_MAX_LINE 4096
+#define CAPTURE_MAX_HELD 512
+
+void capture_init(struct capture *c)
+{
+	memset(c, 0, sizeof(*c));
+	intern_init(&c->written);
+}
+
+void capture_release(struct capture *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nfiles; i++) {
+		if (c->files[i].fd >= 0)
+			close(c->files[i].fd);
+		free(c->files[i].path);
+	}
+	free(c->files);
+	free(c->mods);
+	intern_release(&c->written);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The file of M, opened once however many processes map it. */
+static int capture_file(struct capture *c, const struct as_module *m, size_t *ret)
+{
+	struct capture_file f = { .dev_major = m->dev_major, .dev_minor = m->dev_minor,
+				  .inode = m->inode, .fd = -1 };
+	void *p = c->files;
+	size_t i;
+	int r;
+
+	for (i = 0; i < c->nfiles; i++)
+		if (c->files[i].inode == m->inode && c->files[i].dev_major == m->dev_major &&
+		    c->files[i].dev_minor == m->dev_minor) {
+			*ret = i;
+			return 0;
+		}
+	/*
+	 * Held open, a file deleted or replaced before the end (or while the
+	 * process still maps it: m->open_path is then its map_files entry) stays
+	 * readable.  Past a few hundred files, the path has to do.
+	 */
+	if (c->nfiles < CAPTURE_MAX_HELD)
+		f.fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
+	if (f.fd >= 0 ? asprintf(&f.path, "/proc/self/fd/%d", f.fd) < 0
+		      : !(f.path = strdup(m->open_path)))
+		f.path = NULL;
+	r = f.path ? grow_array(&p, &c->files_cap, c->nfiles + 1, sizeof(*c->files))
+		   : error_setx(-ENOMEM, "out of memory");
+	c->files = p;
+	if (r < 0) {
+		if (f.fd >= 0)
+			close(f.fd);
+		free(f.path);
+		return r;
+	}
+	c->files[c->nfiles] = f;
+	*ret = c->nfiles++;
+	return 0;
+}
+
+int capture_module(struct capture *c, uint32_t id, const struct as_module *m)
+{
+	struct capture_module cm = { .id = id };
+	void *p = c->mods;
+	int r;
+
+	if (!m->open_path || m->vdso || !m->elf_ok)
+		return 0;
+	r = capture_file(c, m, &cm.file);
+	if (r >= 0)
+		r = grow_array(&p, &c->cap, c->n + 1, sizeof(*c->mods));
+	c->mods = p;
+	if (r < 0)
+		return r;
+	c->mods[c->n++] = cm;
+	return 0;
+}
+
+/* A frame the names are wanted for: scope, scope id, address. */
+struct want {
+	uint8_t scope;
+	uint32_t id;
+	uint64_t addr;
+};
+
+struct wants {
+	struct want *v;
+	size_t n, cap;
+	bool kernel;
+};
+
+static int collect(const struct prof_frame *f, void *ctx)
+{
+	struct wants *w = ctx;
+	struct want x;
+	void *p = w->v;
+	int r;
+
+	switch (f->kind) {
+	case PROF_FRAME_USER:
+		x = (struct want){ PROF_SYMBOL_MODULE, f->ref, f->addr };
+		break;
+	case PROF_FRAME_KERNEL:
+		x = (struct want){ PROF_SYMBOL_KERNEL, 0, f->addr };
+		w->kernel = true;
+		break;
+	case PROF_FRAME_ANON:
+		x = (struct want){ PROF_SYMBOL_PROCESS, f->ref, f->addr };
+		break;
+	default:
+		return 0;
+	}
+	r = grow_array(&p, &w->cap, w->n + 1, sizeof(*w->v));
+	w->v = p;
+	if (r < 0)
+		return r;
+	w->v[w->n++] = x;
+	return 0;
+}
+
+static int by_scope(const void *a, const void *b)
+{
+	const struct want *x = a, *y = b;
+
+	if (x->scope != y->scope)
+		return x->scope < y->scope ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Write the symbol once per (scope, id, start). */
+static int emit(struct capture *c, struct prof_spool_writer *w, uint8_t scope, uint32_t id,
+		uint64_t start, uint64_t size, const char *name)
+{
+	uint64_t key = (uint64_t)scope << 32 | id;
+	int r;
+
+	if (intern_find(&c->written, key, start))
+		return 0;
+	r = intern_insert(&c->written, key, start, 1);
+	if (r < 0)
+		return r;
+	r = prof_spool_add_symbol(w, &(struct prof_symbol){ .scope = scope, .scope_id = id,
+							    .start = start, .size = size ? size : 1,
+							    .name = name });
+	if (r >= 0)
+		c->symbols++;
+	return r;
+}
+
+static const struct capture_file *find_file(const struct capture *c, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->mods[i].id == id)
+			return &c->files[c->mods[i].file];
+	return NULL;
+}
+
+/* The user frames of module V[0].id, V[0..n): their function symbols. */
+static int capture_user(struct capture *c, struct prof_spool_writer *w, const struct want *v,
+			size_t n)
+{
+	const struct capture_file *cf = find_file(c, v[0].id);
+	struct elf_file f;
+	size_t i;
+	int r = 0;
+
+	if (!cf || elf_file_open(cf->path, &f) < 0) {
+		prof_errmsg_clear();
+		return 0;
+	}
+	for (i = 0; i < n && r >= 0; i++) {
+		uint64_t delta;
+		const struct symtab_entry *e = elf_file_lookup(&f, v[i].addr, &delta);
+
+		if (e)
+			r = emit(c, w, PROF_SYMBOL_MODULE, v[i].id, v[i].addr - delta,
+				 e->end - e->start, e->name);
+	}
+	elf_file_release(&f);
+	return r;
+}
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+};
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Text symbols of /proc/kallsyms, sorted; "name [module]" for modules. */
+static int read_kallsyms(struct ksym **ret, size_t *ret_n, bool *hidden)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	struct ksym *v = NULL;
+	size_t n = 0, cap = 0, lcap = 0;
+	char *line = NULL;
+	bool any_nonzero = false;
+	int r = 0;
+
+	if (!f)
+		return error_set(-errno, "cannot read /proc/kallsyms");
+	while (getline(&line, &lcap, f) > 0) {
+		unsigned long long addr;
+		char type, name[256], mod[128] = "";
+		void *p = v;
+
+		if (sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod) < 3)
+			continue;
+		if (addr)
+			any_nonzero = true;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		r = grow_array(&p, &cap, n + 1, sizeof(*v));
+		v = p;
+		if (r < 0)
+			break;
+		if (mod[0] ? asprintf(&v[n].name, "%s [%s]", name, mod) < 0
+			   : !(v[n].name = strdup(name))) {
+			r = error_setx(-ENOMEM, "out of memory");
+			break;
+		}
+		v[n++].addr = addr;
+	}
+	free(line);
+	fclose(f);
+	*hidden = !any_nonzero;
+	if (r >= 0)
+		qsort(v, n, sizeof(*v), by_addr);
+	*ret = v;
+	*ret_n = n;
+	return r;
+}
+
+static int capture_kernel(struct capture *c, struct prof_spool_writer *w, const struct want *v,
+			  size_t n)
+{
+	struct ksym *k;
+	size_t nk, i;
+	bool hidden;
+	int r = read_kallsyms(&k, &nk, &hidden);
+
+	if (r >= 0 && hidden)
+		pr_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames stay "
+			"unnamed");
+	for (i = 0; r >= 0 && !hidden && i < n; i++) {
+		size_t lo = 0, hi = nk;
+
+		/* the last symbol starting at or below the address */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (k[mid].addr <= v[i].addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == 0)
+			continue;
+		lo--;
+		r = emit(c, w, PROF_SYMBOL_KERNEL, 0, k[lo].addr,
+			 lo + 1 < nk && k[lo + 1].addr > k[lo].addr ? k[lo + 1].addr - k[lo].addr
+								     : 4096,
+			 k[lo].name);
+	}
+	for (i = 0; i < nk; i++)
+		free(k[i].name);
+	free(k);
+	return r;
+}
+
+struct jit_sym {
+	uint64_t start, size;
+	char *name;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct jit_sym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* "START SIZE NAME": hex with an optional 0x; false for anything else. */
+static bool parse_perf_map_line(char *line, struct jit_sym *s)
+{
+	char *p = line, *end;
+
+	s->start = strtoull(p, &end, 16);
+	if (end == p || (*end != ' ' && *end != '\t'))
+		return false;
+	p = end;
+	s->size = strtoull(p, &end, 16);
+	if (end == p || (*end != ' ' && *end != '\t') || s->size == 0 ||
+	    s->start + s->size < s->start)
+		return false;
+	p = end + strspn(end, " \t");
+	p[strcspn(p, "\r\n")] = '\0';
+	if (!*p)
+		return false;
+	s->name = p;
+	return true;
+}
+
+/*
+ * /tmp/perf-PID.map, written by the target's JIT: not followed through a
+ * link, only a regular file, bounded in size and line length.
+ */
+static int read_perf_map(pid_t pid, struct jit_sym **ret, size_t *ret_n)
+{
+	struct jit_sym *v = NULL, s;
+	size_t n = 0, cap = 0, lcap = 0;
+	char path[64], *line = NULL;
+	ssize_t len;
+	struct stat st;
+	FILE *f;
+	int fd, r = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PERF_MAP_MAX_BYTES) {
+		pr_warn("'%s' is not a regular file of at most 256 MiB, skipping", path);
+		close(fd);
+		return 0;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return 0;
+	}
+	while ((len = getline(&line, &lcap, f)) > 0 && r >= 0) {
+		void *p = v;
+
+		if (len > PERF_MAP_MAX_LINE || !parse_perf_map_line(line, &s))
+			continue;
+		r = grow_array(&p, &cap, n + 1, sizeof(*v));
+		v = p;
+		if (r < 0)
+			break;
+		v[n] = s;
+		v[n].name = strdup(s.name);
+		if (!v[n].name)
+			r = error_setx(-ENOMEM, "out of memory");
+		else
+			n++;
+	}
+	free(line);
+	fclose(f);
+	if (r >= 0)
+		qsort(v, n, sizeof(*v), by_start);
+	*ret = v;
+	*ret_n = n;
+	return r;
+}
+
+static int capture_jit(struct capture *c, struct prof_spool_writer *w, struct proc_table *pt,
+		       const struct want *v, size_t n)
+{
+	struct jit_sym *syms;
+	struct proc *p = NULL;
+	size_t ns, i, k;
+	int r;
+
+	for (i = 0; i < pt->nprocs && !p; i++)
+		if (pt->procs[i]->spool_id == v[0].id)
+			p = pt->procs[i];
+	if (!p)
+		return 0;
+	r = read_perf_map(p->pid, &syms, &ns);
+	for (i = 0; r >= 0 && i < n; i++) {
+		/* entries may overlap (code regenerated): the last one that holds it wins */
+		for (k = ns; k-- > 0;)
+			if (syms[k].start <= v[i].addr && v[i].addr - syms[k].start < syms[k].size)
+				break;
+		if (k < ns)
+			r = emit(c, w, PROF_SYMBOL_PROCESS, v[i].id, syms[k].start, syms[k].size,
+				 syms[k].name);
+	}
+	for (i = 0; i < ns; i++)
+		free(syms[i].name);
+	free(syms);
+	return r;
+}
+
+int capture_names(struct capture *c, struct prof_spool_writer *w, struct proc_table *pt)
+{
+	struct wants want = { 0 };
+	size_t i, j;
+	int r = spool_writer_each_frame(w, collect, &want);
+
+	if (r >= 0)
+		qsort(want.v, want.n, sizeof(*want.v), by_scope);
+	for (i = 0; r >= 0 && i < want.n; i = j) {
+		for (j = i; j < want.n && want.v[j].scope == want.v[i].scope &&
+			    want.v[j].id == want.v[i].id; j++)
+			;
+		if (want.v[i].scope == PROF_SYMBOL_MODULE)
+			r = capture_user(c, w, want.v + i, j - i);
+		else if (want.v[i].scope == PROF_SYMBOL_KERNEL)
+			r = capture_kernel(c, w, want.v + i, j - i);
+		else
+			r = capture_jit(c, w, pt, want.v + i, j - i);
+	}
+	free(want.v);
+	return r;
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bats
+# Names captured at record time: kernel frames (-k), JIT perf maps, and
+# binaries deleted or replaced while or after they were recorded.
+load test_helper
+
+setup() {
+	require_perf_events
+	T="$BUILD/targets"
+	cd "$BATS_TEST_TMPDIR"
+}
+
+count_matching() {
+	awk -v re="$1" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) hit += n }
+		END { print hit + 0 }' "$2"
+}
+
+# a directory and a copy of prof that user nobody can reach
+nobody_copy() {
+	NOBODY_DIR=$(mktemp -d /tmp/prof-nobody.XXXXXX)
+	cp "$PROF" "$T/$1" "$NOBODY_DIR/"
+	chmod 755 "$NOBODY_DIR"/*
+	chmod 1777 "$NOBODY_DIR"
+}
+
+@test "-k: kernel frames, named from kallsyms, below the user frames" {
+	run -0 --separate-stderr "$PROF" record -k -o k.spool -- "$T/sysloop" 0.5
+	run -0 "$PROF" report -q k.spool
+	assert_line --regexp '^event: .*, kernel frames'
+	"$PROF" report -q --format=folded k.spool >k.folded
+	# user frames from _start down to the syscall, then the kernel's read path
+	hits=$(count_matching '^_start;.*;main;sys_read_stat;[^;]*pread[^;]*;.*(entry_SYSCALL|do_syscall_64).*(vfs_read|ksys_pread|seq_read)' k.folded)
+	[ "$hits" -ge 100 ] || fail "kernel read path under sys_read_stat in $hits samples"
+	# and never a kernel frame above a user one
+	assert_equal "$(count_matching '(do_syscall_64|vfs_read);.*sys_read_stat' k.folded)" 0
+	# the names are in the spool: no /proc/kallsyms is needed to report it
+	run -0 "$PROF" report -q k.spool
+	assert_line --regexp '^spool holds: .* [1-9][0-9]* symbols$'
+}
+
+@test "without -k there are no kernel frames" {
+	"$PROF" record -q -o u.spool -- "$T/sysloop" 0.3 >/dev/null
+	"$PROF" report -q --format=folded u.spool >u.folded
+	assert_equal "$(count_matching 'do_syscall_64|vfs_read|entry_SYSCALL' u.folded)" 0
+	run -0 "$PROF" report -q u.spool
+	refute_line --regexp '^event: .*kernel frames'
+}
+
+@test "-k where the kernel refuses kernel sampling: user frames only, and it says so" {
+	[ "$(id -u)" -eq 0 ] || skip_or_fail "needs root to run prof as another user"
+	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+	nobody_copy ladder
+	run --separate-stderr runuser -u nobody -- "$NOBODY_DIR/prof" record -k \
+		-o "$NOBODY_DIR/n.spool" -- "$NOBODY_DIR/ladder" 0.3
+	assert_equal "$status" 0
+	"$PROF" report -q --format=folded "$NOBODY_DIR/n.spool" >n.folded
+	[ "$(count_matching 'ladder_d$' n.folded)" -ge 100 ] || fail "no user frames"
+	if [ "$paranoid" -ge 2 ]; then
+		assert_equal "${stderr_lines[0]}" "prof: warning: kernel sampling refused (kernel.perf_event_paranoid is $paranoid): recording user space only"
+		run -0 "$PROF" report -q "$NOBODY_DIR/n.spool"
+		refute_line --regexp '^event: .*kernel frames'
+	else
+		run -0 "$PROF" report -q "$NOBODY_DIR/n.spool"
+		assert_line --regexp '^event: .*kernel frames'
+	fi
+	rm -rf "$NOBODY_DIR"
+}
+
+@test "a JIT's function is named from its perf map, also after the map is deleted" {
+	run -0 "$PROF" record -q -o j.spool -- "$T/jit" 0.5
+	rm -f /tmp/perf-*.map
+	run -0 --separate-stderr "$PROF" report j.spool
+	assert_line --regexp '^ *[0-9.]+% +[0-9.]+% +[0-9]+ +jit_hot_loop +\[anon\]$'
+	"$PROF" report -q --format=folded j.spool >j.folded
+	total=$(awk '{ t += $NF } END { print t }' j.folded)
+	hits=$(count_matching 'jit_hot_loop$' j.folded)
+	[ $((hits * 100)) -ge $((total * 90)) ] || fail "jit_hot_loop is the leaf of $hits of $total samples"
+}
+
+@test "a perf map that is a symlink is not followed" {
+	ln -s /etc/passwd "/tmp/perf-$$.map.link"
+	# the target's own map is replaced by a link the moment it is written
+	"$T/jit" 0.6 >/dev/null &
+	pid=$!
+	sleep 0.2
+	rm -f "/tmp/perf-$pid.map"
+	ln -s /etc/passwd "/tmp/perf-$pid.map"
+	run -0 --separate-stderr "$PROF" record -q -p "$pid" -d 0.3 -o l.spool
+	wait "$pid"
+	rm -f "/tmp/perf-$pid.map" "/tmp/perf-$$.map.link"
+	run -0 "$PROF" report -q --format=folded l.spool
+	refute_output --partial "root:"
+	refute_output --partial "jit_hot_loop"
+}
+
+@test "a binary deleted while it is recorded is still symbolized" {
+	cp "$T/ladder" ./doomed
+	./doomed 1.2 >/dev/null &
+	pid=$!
+	sleep 0.2
+	"$PROF" record -q -p "$pid" -o del.spool &
+	rec=$!
+	sleep 0.3
+	rm ./doomed
+	wait "$pid"
+	wait "$rec"
+	"$PROF" report -q --format=folded del.spool >del.folded
+	hits=$(count_matching ';main;ladder_a;ladder_b;ladder_c;ladder_d$' del.folded)
+	[ "$hits" -ge 300 ] || fail "ladder chain in $hits samples"
+}
+
+@test "a spool names the frames of a binary removed after the recording" {
+	cp "$T/ladder" ./gone
+	"$PROF" record -q -o gone.spool -- ./gone 0.3 >/dev/null
+	rm ./gone
+	"$PROF" report -q --format=folded gone.spool >gone.folded
+	hits=$(count_matching ';main;ladder_a;ladder_b;ladder_c;ladder_d$' gone.folded)
+	[ "$hits" -ge 100 ] || fail "ladder chain in $hits samples"
+}
