@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder.h - the recorder's state, shared by its parts: recorder.c (the
+ * API and lifecycle), recorder_events.c (perf events and rings),
+ * recorder_records.c (each record, in order) and recorder_attach.c
+ * (running processes).  Private to lib/.
+ */
+#ifndef PROF_RECORDER_H
+#define PROF_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "attach.h"
+#include "capture.h"
+#include "perf_ring.h"
+#include "process.h"
+#include "sorter.h"
+#include "unwind.h"
+
+#define MAX_CPUS 4096
+/*
+ * The writer closes a block at least this often: a killed recorder loses at
+ * most this much, and a reader following the spool sees samples this late.
+ */
+#define BLOCK_INTERVAL_NS 1000000000ull
+
+struct prof_recorder {
+	struct prof_recorder_opts opts;
+	struct prof_spool_writer *w;
+	char *path, *tmp_path;		/* final and temporary spool names */
+	pid_t target;
+	bool on_exec;
+	int *cpus;			/* online CPUs */
+	struct perf_ring *rings;	/* one per CPU, mapped by its first event */
+	size_t ncpus;
+	int *fds;			/* every event */
+	size_t nfds, fds_cap;
+	struct held_process *held;	/* attached processes, stopped until enable */
+	size_t nheld;
+	bool enabled;
+	int epfd;
+	struct sorter sorter;
+	struct proc_table pt;
+	struct capture capture;
+	uint64_t prev_drain_ns;
+	uint64_t last_block_ns;
+	uint64_t last_reconcile_ns;
+	bool need_reconcile;		/* side-band records may have been lost */
+	uint64_t start_ns;
+	bool ring_had_data;
+	struct prof_recording_summary sum;
+	struct unwind_result unwound;
+	uint32_t frames[UNWIND_MAX_FRAMES / 2 + UNWIND_MAX_FRAMES + 1];
+	bool kernel;			/* kernel callchains are sampled */
+	int error;			/* the first processing error, sticky */
+};
+
+uint64_t rec_now_ns(clockid_t clock);
+int rec_read_u64_file(const char *path, uint64_t *ret);
+
+/* recorder_events.c */
+const char *rec_event_name(enum prof_event_kind e);
+int rec_init_rings(struct prof_recorder *rec);
+int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, bool enable);
+void rec_close_rings(struct prof_recorder *rec);
+
+/* recorder_records.c */
+int rec_drain_rings(struct prof_recorder *rec);
+int rec_process_until(struct prof_recorder *rec, uint64_t watermark);
+int rec_reconcile(struct prof_recorder *rec);
+bool rec_proc_gone(pid_t pid);
+
+/* recorder_attach.c */
+int rec_keep_held(struct prof_recorder *rec, struct held_process *h);
+int rec_open_held_events(struct prof_recorder *rec, const struct held_process *h, bool enable);
+int rec_snapshot_held(struct prof_recorder *rec, const struct held_process *h);
+int rec_attach_descendants(struct prof_recorder *rec, pid_t pid);
+
+#endif /* PROF_RECORDER_H */

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder_events.c - the perf events of a recording: their attributes,
+ * one event per online CPU for each task followed (with inherit), and one
+ * ring per CPU that the first event maps and later ones share through
+ * PERF_EVENT_IOC_SET_OUTPUT.  A per-task event with inherit cannot be
+ * mapped, which is why events are per CPU.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "capture.h"
+#include "internal.h"
+#include "perf_ring.h"
+#include "proc_maps.h"
+#include "process.h"
+#include "recorder.h"
+#include "sorter.h"
+#include "unwind.h"
+
+uint64_t rec_now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int rec_read_u64_file(const char *path, uint64_t *ret)
+{
+	unsigned long long v;
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return error_set(-errno, "cannot read '%s'", path);
+	ok = fscanf(f, "%llu", &v) == 1;
+	fclose(f);
+	if (!ok)
+		return error_setx(-EIO, "cannot parse '%s'", path);
+	*ret = v;
+	return 0;
+}
+
+int prof_max_sample_rate(uint64_t *ret)
+{
+	return rec_read_u64_file("/proc/sys/kernel/perf_event_max_sample_rate", ret);
+}
+
+/* Online CPUs from /sys (e.g. "0-3,6"); at least CPU 0. */
+static int online_cpus(int *cpus, int max)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int n = 0, a, b;
+	char sep;
+
+	if (f) {
+		while (n < max && fscanf(f, "%d", &a) == 1) {
+			b = a;
+			if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+				if (fscanf(f, "%d", &b) != 1)
+					break;
+				if (fscanf(f, "%c", &sep) != 1)
+					sep = '\n';
+			}
+			for (; a <= b && n < max; a++)
+				cpus[n++] = a;
+			if (sep != ',')
+				break;
+		}
+		fclose(f);
+	}
+	if (n == 0)
+		cpus[n++] = 0;
+	return n;
+}
+
+const char *rec_event_name(enum prof_event_kind e)
+{
+	switch (e) {
+	case PROF_EVENT_CPU_CLOCK: return "cpu-clock";
+	case PROF_EVENT_TASK_CLOCK: return "task-clock";
+	default: return "cycles";
+	}
+}
+
+static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t freq,
+		      uint32_t stack, bool on_exec, bool no_inherit, bool kernel,
+		      size_t ring_bytes)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	if (ev == PROF_EVENT_CYCLES || ev == PROF_EVENT_DEFAULT) {
+		a->type = PERF_TYPE_HARDWARE;
+		a->config = PERF_COUNT_HW_CPU_CYCLES;
+	} else {
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = ev == PROF_EVENT_TASK_CLOCK ? PERF_COUNT_SW_TASK_CLOCK
+							: PERF_COUNT_SW_CPU_CLOCK;
+	}
+	a->freq = 1;
+	a->sample_freq = freq;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_regs_user = PERF_REGS_MASK;
+	a->sample_stack_user = stack;
+	a->disabled = 1;
+	a->enable_on_exec = on_exec;
+	a->inherit = 1;
+	/* --no-inherit: new threads are followed, new processes are not */
+	a->inherit_thread = no_inherit;
+	a->exclude_hv = 1;
+	if (kernel) {
+		/* the kernel part of the stack as a callchain; the user part is unwound */
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->exclude_callchain_user = 1;
+	} else {
+		a->exclude_kernel = 1;
+		a->exclude_callchain_kernel = 1;
+	}
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(ring_bytes / 4);
+}
+
+static size_t ring_pages(const struct prof_recorder_opts *o, size_t page)
+{
+	size_t want, pages = 1;
+
+	if (o->mmap_pages)
+		return o->mmap_pages;
+	/* room for ~64 samples at full stack size: 100 ms of a busy CPU at 640 Hz */
+	want = ((size_t)o->stack_bytes + 512) * 64 / page;
+	if (o->freq_hz > 2000)
+		want *= 4;
+	while (pages < want && pages < 16384)
+		pages <<= 1;
+	return pages < 16 ? 16 : pages;
+}
+
+static int perf_error(int err, const char *ev)
+{
+	uint64_t paranoid = 0;
+
+	if (err == -EACCES || err == -EPERM) {
+		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		return error_set(err, "cannot open the %s event (kernel.perf_event_paranoid is %llu: "
+				 "run as root, or lower it with sysctl)", ev,
+				 (unsigned long long)paranoid);
+	}
+	if (err == -ESRCH)
+		return error_setx(err, "the target process is gone");
+	return error_set(err, "cannot open the %s event", ev);
+}
+
+/* Remember an event fd (for enable, disable and close). */
+static int keep_fd(struct prof_recorder *rec, int fd)
+{
+	void *p = rec->fds;
+	int r = grow_array(&p, &rec->fds_cap, rec->nfds + 1, sizeof(*rec->fds));
+
+	rec->fds = p;
+	if (r < 0)
+		return r;
+	rec->fds[rec->nfds++] = fd;
+	return 0;
+}
+
+/*
+ * Open TID's event on every online CPU (with inherit, so its new threads
+ * and children follow).  The first event on a CPU owns that CPU's ring;
+ * later ones send their records into it (PERF_EVENT_IOC_SET_OUTPUT).
+ * When ENABLE, the new events start at once (attaching during a recording).
+ */
+int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, bool enable)
+{
+	struct prof_recorder_opts *o = &rec->opts;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = ring_pages(o, page), i;
+	struct perf_event_attr attr;
+	int fd, r;
+
+	for (i = 0; i < rec->ncpus; i++) {
+		struct perf_ring *ring = &rec->rings[i];
+
+		fill_attr(&attr, o->event, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
+			  rec->kernel, pages * page);
+		fd = perf_open(&attr, tid, rec->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && rec->kernel && rec->nfds == 0 && (errno == EACCES || errno == EPERM)) {
+			uint64_t paranoid = 0;
+
+			rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+			pr_warn("kernel sampling refused (kernel.perf_event_paranoid is %llu): "
+				"recording user space only", (unsigned long long)paranoid);
+			rec->kernel = false;
+			rec->sum.kernel_refused = true;
+			i--;
+			continue;
+		}
+		if (fd < 0 && o->event == PROF_EVENT_DEFAULT &&
+		    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP || errno == ENXIO ||
+		     errno == EINVAL)) {
+			/* no PMU here (VMs, containers): the software clock samples alike */
+			rec->sum.event_fell_back = true;
+			o->event = PROF_EVENT_CPU_CLOCK;
+			i--;
+			continue;
+		}
+		if (fd < 0 && o->event == PROF_EVENT_CYCLES &&
+		    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP))
+			return error_setx(-ENOTSUP, "the cycles event is not supported here (no "
+					  "hardware PMU): use -e cpu-clock");
+		if (fd < 0 && errno == ESRCH)
+			return error_setx(-ESRCH, "thread %d exited while prof was attaching",
+					  (int)tid);
+		if (fd < 0)
+			return perf_error(-errno, rec_event_name(o->event));
+		r = keep_fd(rec, fd);
+		if (r < 0) {
+			close(fd);
+			return r;
+		}
+		if (ring->base) {
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
+				return error_set(-errno, "cannot share a perf ring");
+		} else {
+			r = perf_ring_map(ring, fd, rec->cpus[i], pages);
+			if (r == -EPERM || r == -ENOMEM)
+				return error_set(r, "cannot map a %zu KiB perf ring (the locked-memory "
+						 "limit, kernel.perf_event_mlock_kb, is too low; try "
+						 "-m with fewer pages)", pages * page / 1024);
+			if (r < 0)
+				return error_set(r, "cannot map a perf ring");
+			if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, fd,
+				      &(struct epoll_event){ .events = EPOLLIN, .data.u64 = i }) < 0)
+				return error_set(-errno, "cannot poll a perf ring");
+		}
+		if (enable && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return error_set(-errno, "cannot enable the perf events");
+	}
+	rec->sum.event = rec_event_name(o->event);
+	rec->sum.ring_bytes = pages * page;
+	return 0;
+}
+
+int rec_init_rings(struct prof_recorder *rec)
+{
+	int cpus[MAX_CPUS], n = online_cpus(cpus, MAX_CPUS), i;
+
+	rec->cpus = calloc((size_t)n, sizeof(*rec->cpus));
+	rec->rings = calloc((size_t)n, sizeof(*rec->rings));
+	if (!rec->cpus || !rec->rings)
+		return error_setx(-ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		rec->cpus[i] = cpus[i];
+		rec->rings[i].fd = -1;
+	}
+	rec->ncpus = (size_t)n;
+	return 0;
+}
+
+
+void rec_close_rings(struct prof_recorder *rec)
+{
+	size_t i;
+
+	for (i = 0; i < rec->nfds; i++)
+		ioctl(rec->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (i = 0; rec->rings && i < rec->ncpus; i++)
+		perf_ring_unmap(&rec->rings[i]);
+	for (i = 0; i < rec->nfds; i++)
+		close(rec->fds[i]);
+	free(rec->fds);
+	free(rec->rings);
+	free(rec->cpus);
+	rec->fds = NULL;
+	rec->rings = NULL;
+	rec->cpus = NULL;
+	rec->nfds = rec->ncpus = 0;
+}
+
+/*
+ * Keep the first error as the message; a later one is appended as context
+ * ("...; then: ..."), so the user sees what failed first and what followed.
+ */

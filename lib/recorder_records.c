@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder_records.c - the records of the rings, in timestamp order:
+ * samples are unwound and interned into the spool; mmap, comm, fork and
+ * exit update the process table; losses are counted, and a loss that may
+ * have hidden side-band records is made good from /proc.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "capture.h"
+#include "internal.h"
+#include "perf_ring.h"
+#include "proc_maps.h"
+#include "process.h"
+#include "recorder.h"
+#include "sorter.h"
+#include "unwind.h"
+
+static uint64_t record_time(const struct perf_event_header *h)
+{
+	const uint8_t *p = (const uint8_t *)h;
+	uint64_t t;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		if (h->size < 32)
+			return 0;
+		memcpy(&t, p + 24, sizeof(t));	/* header, ip, pid/tid, then time */
+		return t;
+	}
+	if (h->size < sizeof(*h) + 24)
+		return 0;
+	memcpy(&t, p + h->size - 16, sizeof(t));
+	return t;
+}
+
+static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t size)
+{
+	const uint8_t *end = p + size;
+	struct {
+		uint64_t ip;
+		uint32_t pid, tid;
+		uint64_t time;
+		uint32_t cpu, res;
+		uint64_t period;
+	} s;
+	uint64_t regs[PERF_REGS_COUNT], stack_size = 0, dyn_size = 0, abi = 0, nchain = 0;
+	const uint8_t *stack = NULL, *chain = NULL;
+	struct unwind_result *u = &rec->unwound;
+	struct thr *t;
+	struct proc *proc;
+	size_t i, n = 0;
+	int64_t id;
+	int r;
+
+	p += sizeof(struct perf_event_header);
+	if (end - p < 40)
+		return 0;
+	memcpy(&s, p, 40);
+	p += 40;
+	if (rec->kernel) {
+		/* kernel callchain: nr, then nr entries with context markers */
+		if (end - p < 8)
+			return 0;
+		memcpy(&nchain, p, 8);
+		p += 8;
+		if (nchain > (uint64_t)(end - p) / 8)
+			return 0;
+		chain = p;
+		p += nchain * 8;
+	}
+	if (end - p < 8)
+		return 0;
+	memcpy(&abi, p, 8);
+	p += 8;
+	rec->sum.sample_events++;
+	if (s.pid == 0 || s.tid == 0 || (int32_t)s.pid < 0)
+		return 0;	/* the idle task or a sample without a task */
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		if ((size_t)(end - p) < sizeof(regs))
+			return 0;
+		memcpy(regs, p, sizeof(regs));
+		p += sizeof(regs);
+	}
+	if (end - p >= 8) {
+		memcpy(&stack_size, p, 8);
+		p += 8;
+		if (stack_size && (uint64_t)(end - p) >= stack_size + 8) {
+			stack = p;
+			memcpy(&dyn_size, p + stack_size, 8);
+			if (dyn_size > stack_size)
+				dyn_size = stack_size;
+		}
+	}
+	r = pt_thread(&rec->pt, (pid_t)s.pid, (pid_t)s.tid, s.time, &t);
+	if (r < 0)
+		return r;
+	proc = t->proc;
+	/* kernel frames first (the leaf side), as the callchain gives them */
+	for (i = 0; chain && i < nchain && n < UNWIND_MAX_FRAMES / 2; i++) {
+		uint64_t ip;
+		bool first;
+
+		memcpy(&ip, chain + i * 8, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (ip != (uint64_t)PERF_CONTEXT_KERNEL)
+				break;	/* user, guest or hypervisor parts: not ours */
+			continue;
+		}
+		/* the first kernel entry is where it was; the others return addresses */
+		first = i == 1;
+		id = prof_spool_intern_frame(rec->w, &(struct prof_frame){
+			.kind = PROF_FRAME_KERNEL, .addr = first ? ip : ip - 1 });
+		if (id < 0)
+			return (int)id;
+		rec->frames[n++] = (uint32_t)id;
+	}
+	if (abi != PERF_SAMPLE_REGS_ABI_64) {
+		u->n = 1;
+		u->pc[0] = s.ip;
+		u->cause = PROF_UNWIND_NO_REGS;
+	} else {
+		/* a pc in no known module: the maps may have moved on without us */
+		if (!as_find(&proc->as, regs[8]) && s.time - proc->maps_refreshed_ns > 50000000u) {
+			proc->maps_refreshed_ns = s.time;
+			r = pt_refresh_maps(&rec->pt, proc, s.time);
+			if (r < 0)
+				return r;
+		}
+		unwind_sample(&proc->as, (pid_t)s.tid, regs, stack, dyn_size, u);
+	}
+	for (i = 0; i < u->n; i++) {
+		struct as_module *m = as_find(&proc->as, u->pc[i]);
+		struct prof_frame f = { .kind = PROF_FRAME_ANON, .ref = proc->spool_id,
+					.addr = u->pc[i] };
+
+		if (m) {
+			id = pt_module_id(&rec->pt, proc, m);
+			if (id < 0)
+				return (int)id;
+			f = (struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)id,
+						 .addr = u->pc[i] - m->start + m->pgoff };
+		}
+		id = prof_spool_intern_frame(rec->w, &f);
+		if (id < 0)
+			return (int)id;
+		rec->frames[n++] = (uint32_t)id;
+	}
+	if (u->cause) {
+		id = prof_spool_intern_frame(rec->w, &(struct prof_frame){
+			.kind = PROF_FRAME_TRUNCATED, .addr = (uint64_t)u->cause });
+		if (id < 0)
+			return (int)id;
+		rec->frames[n++] = (uint32_t)id;
+		rec->sum.truncated_stacks++;
+		rec->sum.unwind_errors[u->cause]++;
+	}
+	id = prof_spool_intern_frames(rec->w, rec->frames, n);
+	if (id < 0)
+		return (int)id;
+	r = prof_spool_add_sample(rec->w, &(struct prof_sample){
+		.time_ns = s.time, .thread = t->spool_id, .stack = (uint32_t)id,
+		.period = s.period, .cpu = s.cpu });
+	if (r < 0)
+		return r;
+	rec->sum.samples++;
+	return 0;
+}
+
+static int handle_lost(struct prof_recorder *rec, uint8_t kind, uint64_t count, uint64_t time)
+{
+	rec->sum.lost_events += count;
+	/* any record may be among them: an mmap, a fork, an exit, a rename */
+	rec->need_reconcile |= kind == PROF_LOST_RECORDS;
+	rec->sum.lifecycle_gaps += kind == PROF_LOST_RECORDS;
+	return prof_spool_add_lost(rec->w, &(struct prof_lost){ .time_ns = time, .kind = kind,
+								.count = count });
+}
+
+static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
+{
+	const struct perf_event_header *h = (const void *)sr->data;
+	const uint8_t *p = sr->data + sizeof(*h);
+	size_t body = h->size - sizeof(*h);
+	uint32_t u32[4];
+	uint64_t u64[4];
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		return handle_sample(rec, sr->data, h->size);
+	case PERF_RECORD_MMAP2: {
+		/* pid tid addr len pgoff maj min ino ino_gen prot flags filename */
+		uint32_t maj, min, prot;
+		uint64_t ino;
+		char path[PATH_MAX];
+
+		if (body < 64 + 1 || (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+			return 0;
+		memcpy(u32, p, 8);
+		memcpy(u64, p + 8, 24);
+		memcpy(&maj, p + 32, 4);
+		memcpy(&min, p + 36, 4);
+		memcpy(&ino, p + 40, 8);
+		memcpy(&prot, p + 56, 4);
+		snprintf(path, sizeof(path), "%.*s", (int)(body - 64), (const char *)p + 64);
+		(void)prot;
+		return pt_mmap(&rec->pt, (pid_t)u32[0], u64[0], u64[1], u64[2], maj, min, ino,
+			       path, sr->time);
+	}
+	case PERF_RECORD_COMM: {
+		char comm[17];
+
+		if (body < 9)
+			return 0;
+		memcpy(u32, p, 8);
+		snprintf(comm, sizeof(comm), "%.*s", (int)(body - 8), (const char *)p + 8);
+		return pt_comm(&rec->pt, (pid_t)u32[0], (pid_t)u32[1], comm,
+			       h->misc & PERF_RECORD_MISC_COMM_EXEC, sr->time);
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		/* pid ppid tid ptid time */
+		if (body < 16)
+			return 0;
+		memcpy(u32, p, 16);
+		if (h->type == PERF_RECORD_FORK)
+			return pt_fork(&rec->pt, (pid_t)u32[0], (pid_t)u32[1], (pid_t)u32[2],
+				       sr->time);
+		return pt_exit(&rec->pt, (pid_t)u32[0], (pid_t)u32[2], sr->time);
+	case PERF_RECORD_LOST:
+		if (body < 16)
+			return 0;
+		memcpy(u64, p, 16);
+		return handle_lost(rec, PROF_LOST_RECORDS, u64[1], sr->time);
+	case PERF_RECORD_LOST_SAMPLES:
+		if (body < 8)
+			return 0;
+		memcpy(u64, p, 8);
+		return handle_lost(rec, PROF_LOST_SAMPLES, u64[0], sr->time);
+	default:
+		return 0;
+	}
+}
+
+/* Move every ring's records into the sorter. */
+int rec_drain_rings(struct prof_recorder *rec)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < rec->ncpus; i++) {
+		struct perf_ring *ring = &rec->rings[i];
+		const struct perf_event_header *h;
+
+		if (!ring->base || !perf_ring_begin(ring))
+			continue;
+		rec->ring_had_data = true;
+		while (r >= 0 && (h = perf_ring_next(ring)))
+			r = sorter_push(&rec->sorter, record_time(h), ring->cpu, h, h->size);
+		perf_ring_end(ring);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int rec_process_until(struct prof_recorder *rec, uint64_t watermark)
+{
+	const struct sorted_rec *sr;
+	int r;
+
+	while ((sr = sorter_pop(&rec->sorter, watermark))) {
+		r = handle_record(rec, sr);
+		if (r < 0) {
+			if (!rec->error)
+				rec->error = r;
+			return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * After a loss, what the lost side-band records would have said is read
+ * from /proc instead: new mappings, exits, threads and their names.  New
+ * threads and children need no events: inheritance already samples them.
+ */
+int rec_reconcile(struct prof_recorder *rec)
+{
+	uint64_t now = rec_now_ns(CLOCK_MONOTONIC);
+	size_t i;
+	int r = 0;
+
+	rec->need_reconcile = false;
+	rec->last_reconcile_ns = now;
+	rec->sum.reconciliations++;
+	for (i = 0; i < rec->pt.nprocs && r >= 0; i++) {
+		struct proc *p = rec->pt.procs[i];
+		pid_t *tids;
+		int n, k;
+
+		if (p->exited)
+			continue;
+		if (rec_proc_gone(p->pid)) {
+			r = pt_process_exit(&rec->pt, p, now);
+			continue;
+		}
+		r = pt_refresh_maps(&rec->pt, p, now);
+		n = r < 0 ? 0 : list_tasks(p->pid, &tids);
+		for (k = 0; k < n && r >= 0; k++) {
+			struct thr *t;
+
+			r = pt_thread(&rec->pt, p->pid, tids[k], now, &t);
+		}
+		if (n > 0)
+			free(tids);
+	}
+	return r;
+}
+
+/* Exited per /proc: gone, a zombie, or dead. */
+bool rec_proc_gone(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	paren = strrchr(buf, ')');
+	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
+}
