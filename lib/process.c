@@ -416,7 +416,7 @@ int64_t pt_module_id(struct proc_table *pt, struct proc *p, struct as_module *m)
 	memcpy(rec.build_id, m->build_id, m->build_id_len);
 	if (m->vdso)
 		rec.flags |= PROF_MODULE_VDSO;
-	if (m->open_path && m->open_path != m->path && !m->vdso)
+	if (m->replaced)
 		rec.flags |= PROF_MODULE_DELETED;
 	id = prof_spool_add_module(pt->w, &rec);
 	if (id <= 0)

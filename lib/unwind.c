@@ -174,15 +174,32 @@ int as_describe(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, uint32_
 		if (m->open_path && !(m->open_path = xstrdup(m->open_path)))
 			return -ENOMEM;
 	} else if (path[0] == '/') {
-		/* a replaced, deleted or container file: read what is mapped */
-		if (same_file(path, maj, min, inode)) {
+		size_t len = strlen(m->path), dl = strlen(" (deleted)");
+		char *root = NULL;
+
+		/* the kernel marks a deleted file's path: the name is without it */
+		if (len > dl && !strcmp(m->path + len - dl, " (deleted)"))
+			m->path[len - dl] = '\0';
+		if (same_file(m->path, maj, min, inode)) {
 			m->open_path = m->path;
 		} else {
-			snprintf(alt, sizeof(alt), "/proc/%d/map_files/%lx-%lx", (int)pid,
-				 (unsigned long)start, (unsigned long)end);
-			if (access(alt, R_OK) == 0 && !(m->open_path = xstrdup(alt)))
-				return -ENOMEM;
+			if (asprintf(&root, "/proc/%d/root%s", (int)pid, m->path) < 0)
+				root = NULL;
+			if (root && same_file(root, maj, min, inode)) {
+				m->open_path = root;	/* a process in another mount namespace */
+				root = NULL;
+			} else {
+				/* a replaced or deleted file: read what is mapped */
+				snprintf(alt, sizeof(alt), "/proc/%d/map_files/%lx-%lx", (int)pid,
+					 (unsigned long)start, (unsigned long)end);
+				m->replaced = true;
+				if (access(alt, R_OK) == 0 && !(m->open_path = xstrdup(alt))) {
+					free(root);
+					return -ENOMEM;
+				}
+			}
 		}
+		free(root);
 	}
 	if (m->open_path)
 		read_elf(m);

@@ -28,6 +28,7 @@ struct as_module {
 	uint8_t build_id[64];
 	bool elf_ok;		/* open_path is an ELF file we could read */
 	bool vdso;
+	bool replaced;		/* deleted or replaced: read through map_files */
 };
 
 struct Dwfl;

@@ -51,7 +51,8 @@ setup() {
 }
 
 @test "record -- true gives a valid spool with 0 samples and a trailer" {
-	run -0 --separate-stderr "$PROF" record -o t.spool -- true
+	run "$PROF" record -o t.spool -- true
+	assert_success
 	run -0 --separate-stderr "$PROF" report t.spool
 	assert_line "samples:      0 written, 0 delivered by the kernel, 0 lost (0.00%)"
 	assert_equal "$stderr" ""
