@@ -262,7 +262,8 @@ static int read_kallsyms(struct ksym **ret, size_t *ret_n, bool *hidden)
 	fclose(f);
 	*hidden = !any_nonzero;
 	if (r >= 0)
-		qsort(v, n, sizeof(*v), by_addr);
+		if (n)
+			qsort(v, n, sizeof(*v), by_addr);
 	*ret = v;
 	*ret_n = n;
 	return r;
@@ -387,7 +388,8 @@ static int read_perf_map(pid_t pid, struct jit_sym **ret, size_t *ret_n)
 	free(line);
 	fclose(f);
 	if (r >= 0)
-		qsort(v, n, sizeof(*v), by_start);
+		if (n)
+			qsort(v, n, sizeof(*v), by_start);
 	*ret = v;
 	*ret_n = n;
 	return r;
@@ -428,7 +430,7 @@ int capture_names(struct capture *c, struct prof_spool_writer *w, struct proc_ta
 	size_t i, j;
 	int r = spool_writer_each_frame(w, collect, &want);
 
-	if (r >= 0)
+	if (r >= 0 && want.n)
 		qsort(want.v, want.n, sizeof(*want.v), by_scope);
 	for (i = 0; r >= 0 && i < want.n; i = j) {
 		for (j = i; j < want.n && want.v[j].scope == want.v[i].scope &&

@@ -201,7 +201,12 @@ int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, s
 	pid_t ppid = 0;
 	int r;
 
-	if (p && !p->exited) {
+	/*
+	 * A record from before the exit (rings deliver late, an exit found in
+	 * /proc is stamped "now") still belongs to the process that exited; only
+	 * a later one can be a new process with the pid reused.
+	 */
+	if (p && (!p->exited || time <= p->exit_ns)) {
 		*ret = p;
 		return 0;
 	}
@@ -273,7 +278,8 @@ int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct
 	char name[16];
 	int r;
 
-	if (t && !t->exited && t->proc->pid == pid && !t->proc->exited) {
+	if (t && t->proc->pid == pid &&
+	    ((!t->exited && !t->proc->exited) || (t->proc->exited && time <= t->proc->exit_ns))) {
 		*ret = t;
 		return 0;
 	}
@@ -360,6 +366,7 @@ int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time)
 	if (p->exited)
 		return 0;
 	p->exited = true;
+	p->exit_ns = time;
 	pt->live_processes--;
 	for (i = 0; i < pt->nthrs; i++)
 		if (pt->thrs[i].proc == p)

@@ -20,6 +20,7 @@ struct proc {
 	pid_t pid;
 	uint32_t spool_id;
 	bool exited;
+	uint64_t exit_ns;		/* when it exited (record time, or when found gone) */
 	char comm[16];
 	uint64_t maps_refreshed_ns;	/* last /proc/PID/maps re-read (throttle) */
 	struct addr_space as;

@@ -31,7 +31,12 @@ static char *debuginfo_path;
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	/*
+	 * Local build-id paths only: the standard lookup would ask debuginfod
+	 * whenever DEBUGINFOD_URLS is set, a network wait in the poll loop.
+	 * Unwinding needs .eh_frame, which the mapped file has.
+	 */
+	.find_debuginfo = dwfl_build_id_find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 
