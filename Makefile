@@ -41,12 +41,14 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 # tests/targets/lib*.c are shared libraries for the targets, not programs.
 TARGET_SRCS := $(filter-out tests/targets/lib%.c,$(wildcard tests/targets/*.c))
 TARGET_LIB_SRCS := $(wildcard tests/targets/lib*.c)
+TARGET_CXX_SRCS := $(wildcard tests/targets/*.cpp)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/%.o)
 CMD_OBJS := $(CMD_SRCS:%.c=$(O)/%.o)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(O)/%.o)
-TARGETS := $(TARGET_SRCS:tests/targets/%.c=$(O)/targets/%)
+TARGETS := $(TARGET_SRCS:tests/targets/%.c=$(O)/targets/%) \
+	$(TARGET_CXX_SRCS:tests/targets/%.cpp=$(O)/targets/%)
 TARGET_LIBS := $(TARGET_LIB_SRCS:tests/targets/%.c=$(O)/targets/%.so)
-TOOLS := $(O)/spoolgen $(O)/fuzz-replay $(O)/hottest
+TOOLS := $(O)/spoolgen $(O)/trickle $(O)/livegen $(O)/rectail $(O)/fuzz-replay $(O)/hottest
 
 .PHONY: all check demo install clean distclean fuzz tests
 .DELETE_ON_ERROR:
@@ -77,6 +79,17 @@ $(O)/unit-tests: $(UNIT_OBJS) $(O)/libprof.a
 $(O)/spoolgen: $(O)/tests/tools/spoolgen.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
+# trickle copies a file a few bytes at a time; livegen writes a long
+# synthetic live spool (bench/tail-memory); rectail drives a recorder's tail.
+$(O)/trickle: $(O)/tests/tools/trickle.o
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+$(O)/livegen: $(O)/tests/tools/livegen.o $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
+
+$(O)/rectail: $(O)/tests/tools/rectail.o $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
+
 $(O)/hottest: $(O)/examples/hottest.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
@@ -86,6 +99,10 @@ $(O)/fuzz-replay: $(O)/tests/fuzz/fuzz-spool.o $(O)/tests/fuzz/replay.o $(O)/lib
 $(O)/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -lpthread -ldl
+
+$(O)/targets/%: tests/targets/%.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(TARGET_CFLAGS) -o $@ $< -lpthread
 
 $(O)/targets/lib%.so: tests/targets/lib%.c
 	@mkdir -p $(@D)

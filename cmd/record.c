@@ -20,6 +20,7 @@
 enum {
 	OPT_NO_INHERIT = 0x100,
 	OPT_CHILDREN,
+	OPT_LIVE,
 };
 
 #define MAX_PIDS 64
@@ -29,6 +30,7 @@ struct record_args {
 	const char *output;
 	double duration;
 	bool quiet;
+	bool live;
 	char **argv;
 	int argc;
 	pid_t pids[MAX_PIDS];
@@ -52,6 +54,8 @@ static const struct argp_option record_options[] = {
 	{ "duration", 'd', "SECONDS", 0, "stop after SECONDS, sending the command SIGTERM", 0 },
 	{ "mmap-pages", 'm', "PAGES", 0, "data pages of each per-CPU ring (a power of two)", 0 },
 	{ "quiet", 'q', NULL, 0, "print nothing on stderr but errors", 0 },
+	{ "live", OPT_LIVE, NULL, 0, "show the hottest functions on stderr while recording, as "
+				     "prof tail does", 0 },
 	LIST_OPTIONS_ENTRY,
 	{ 0 }
 };
@@ -165,6 +169,9 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	case 'q':
 		a->quiet = true;
 		break;
+	case OPT_LIVE:
+		a->live = true;
+		break;
 	case OPT_LIST_OPTIONS:
 		list_options(&record_argp);
 		break;
@@ -184,6 +191,8 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (a->opts.children && !a->npids)
 			argp_error(state, "--children needs -p PID");
+		if (a->live && a->quiet)
+			argp_error(state, "--live and --quiet cannot be used together");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -257,6 +266,50 @@ static void progress(const struct prof_recorder *rec, double start)
 		now_s() - start, s.samples, s.lost_events, size);
 }
 
+/* --live: the recorder's own tail, shown as prof tail's top view on stderr. */
+static struct prof_tail *live_tail;
+static struct prof_tail_view *live_view;
+
+static void live_stop(void)
+{
+	prof_tail_view_free(live_view);
+	prof_tail_free(live_tail);
+	live_view = NULL;
+	live_tail = NULL;
+}
+
+static void live_start(struct prof_recorder *rec, const char *output)
+{
+	struct prof_tail_view_opts vo = { .sz = sizeof(vo), .format = PROF_TAIL_TOP,
+					  .refresh = isatty(2), .title = output };
+
+	if (prof_recorder_tail(rec, &live_tail) < 0 || prof_tail_view_new(&vo, &live_view) < 0) {
+		warn_msg("%s; recording without --live", prof_errmsg());
+		live_stop();
+	}
+}
+
+/* Read what the spool got since the last update, and show it. */
+static void live_update(void)
+{
+	struct prof_tail_batch b;
+	int r;
+
+	if (!live_tail)
+		return;
+	do {
+		r = prof_tail_poll(live_tail, &b);
+		if (r >= 0)
+			r = prof_tail_view_add(live_view, live_tail, &b, stderr);
+	} while (r >= 0 && b.more);
+	if (r >= 0)
+		r = prof_tail_view_print(live_view, live_tail, stderr);
+	if (r < 0) {
+		warn_msg("%s; stopping --live", prof_errmsg());
+		live_stop();
+	}
+}
+
 static void print_summary(const struct prof_recording_summary *s, const char *path)
 {
 	uint64_t complete = s->samples - s->truncated_stacks - s->empty_stacks;
@@ -291,7 +344,7 @@ static int record_loop(struct prof_recorder *rec, struct prof_launched *child,
 		       const struct record_args *a, int *status, bool *reaped)
 {
 	double start = now_s(), stop_at = 0, last_progress = 0;
-	bool tty = !a->quiet && isatty(2), killed = false, forwarded = false;
+	bool tty = !a->quiet && isatty(2) && !live_tail, killed = false, forwarded = false;
 	size_t active;
 	int r;
 
@@ -323,6 +376,10 @@ static int record_loop(struct prof_recorder *rec, struct prof_launched *child,
 		}
 		if (stop_at > 0 && now_s() >= stop_at)
 			return 0;
+		if (live_tail && now_s() - last_progress >= 1.0) {
+			live_update();
+			last_progress = now_s();
+		}
 		if (tty && now_s() - last_progress >= 0.5) {
 			progress(rec, start);
 			last_progress = now_s();
@@ -334,7 +391,7 @@ static int record_loop(struct prof_recorder *rec, struct prof_launched *child,
 static int attach_loop(struct prof_recorder *rec, const struct record_args *a)
 {
 	double start = now_s(), last_progress = 0;
-	bool tty = !a->quiet && isatty(2);
+	bool tty = !a->quiet && isatty(2) && !live_tail;
 	size_t active;
 	int r;
 
@@ -347,6 +404,10 @@ static int attach_loop(struct prof_recorder *rec, const struct record_args *a)
 			return r;
 		if (active == 0 || stop_signal || (a->duration > 0 && now_s() - start >= a->duration))
 			return 0;
+		if (live_tail && now_s() - last_progress >= 1.0) {
+			live_update();
+			last_progress = now_s();
+		}
 		if (tty && now_s() - last_progress >= 0.5) {
 			progress(rec, start);
 			last_progress = now_s();
@@ -384,10 +445,12 @@ static int run_attach(struct record_args *a)
 		prof_recorder_free(rec);
 		return EXIT_FAIL;
 	}
+	if (a->live)
+		live_start(rec, a->output);
 	r = prof_recorder_enable(rec);
 	if (r >= 0)
 		r = attach_loop(rec, a);
-	if (isatty(2) && !a->quiet)
+	if (isatty(2) && !a->quiet && !live_tail)
 		fprintf(stderr, "\r\033[K");
 	if (r < 0)
 		err_msg("%s", prof_errmsg());
@@ -395,6 +458,8 @@ static int run_attach(struct record_args *a)
 		err_msg("%s", prof_errmsg());
 		r = -1;
 	}
+	live_update();	/* the last blocks and the trailer */
+	live_stop();
 	if (!a->quiet)
 		print_summary(&sum, a->output);
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
@@ -437,8 +502,10 @@ static int run_record(int argc, char **argv)
 		prof_launched_free(child);
 		return r == -ENOENT ? 127 : 126;
 	}
+	if (a.live)
+		live_start(rec, a.output);
 	r = record_loop(rec, child, &a, &status, &reaped);
-	if (isatty(2) && !a.quiet)
+	if (isatty(2) && !a.quiet && !live_tail)
 		fprintf(stderr, "\r\033[K");
 	if (r < 0)
 		err_msg("%s", prof_errmsg());
@@ -447,6 +514,8 @@ static int run_record(int argc, char **argv)
 		err_msg("%s", prof_errmsg());
 		r = code;
 	}
+	live_update();	/* the last blocks and the trailer */
+	live_stop();
 	if (!a.quiet)
 		print_summary(&sum, a.output);
 	if (!reaped && !stop_signal)

@@ -18,6 +18,10 @@ enum {
 	OPT_MIN_PERCENT,
 	OPT_BY_THREAD,
 	OPT_BY_PROCESS,
+	OPT_LINES,
+	OPT_NO_DEMANGLE,
+	OPT_DEBUG_DIR,
+	OPT_DEBUGINFOD,
 };
 
 struct report_args {
@@ -26,6 +30,8 @@ struct report_args {
 	enum prof_group_by group_by;
 	const char *group_opt;		/* the option that set group_by */
 	struct prof_report_opts opts;
+	struct prof_symbolizer_opts sym;
+	char *debug_dirs;		/* every --debug-dir, joined with ':' */
 };
 
 static const struct argp_option report_options[] = {
@@ -36,6 +42,14 @@ static const struct argp_option report_options[] = {
 	{ "by-thread", OPT_BY_THREAD, NULL, 0, "one profile per thread (name at the sample, tid)", 0 },
 	{ "by-process", OPT_BY_PROCESS, NULL, 0, "one profile per process (comm at the sample, pid)",
 	  0 },
+	{ "lines", OPT_LINES, NULL, 0, "top and tree: a row per source line, with (FILE:LINE)", 0 },
+	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "show C++ and Rust names mangled", 0 },
+	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0,
+	  "look for debug files in DIR (laid out as /usr/lib/debug) first; repeatable, or "
+	  "DIR:DIR...", 0 },
+	{ "debuginfod", OPT_DEBUGINFOD, NULL, 0,
+	  "download missing debug info from DEBUGINFOD_URLS (each lookup bounded by "
+	  "DEBUGINFOD_TIMEOUT, default 30 s)", 0 },
 	{ "quiet", 'q', NULL, 0, "print no warnings", 0 },
 	{ "verbose", 'v', NULL, 0, "print more detail on stderr (repeat for debug)", 0 },
 	LIST_OPTIONS_ENTRY,
@@ -43,6 +57,18 @@ static const struct argp_option report_options[] = {
 };
 
 static struct argp report_argp;
+
+/* Add DIRS (one directory, or a colon-separated list) to the list *ALL. */
+static int append_dirs(char **all, const char *dirs)
+{
+	char *joined;
+
+	if (asprintf(&joined, "%s%s%s", *all ? *all : "", *all ? ":" : "", dirs) < 0)
+		return -ENOMEM;
+	free(*all);
+	*all = joined;
+	return 0;
+}
 
 static error_t parse_report(int key, char *arg, struct argp_state *state)
 {
@@ -82,6 +108,22 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 		args->group_opt = opt;
 		args->group_by = key == OPT_BY_THREAD ? PROF_GROUP_THREAD : PROF_GROUP_PROCESS;
 		break;
+	case OPT_LINES:
+		args->opts.lines = true;
+		break;
+	case OPT_NO_DEMANGLE:
+		args->sym.no_demangle = true;
+		break;
+	case OPT_DEBUG_DIR:
+		if (!*arg)
+			argp_error(state, "--debug-dir needs a directory");
+		if (append_dirs(&args->debug_dirs, arg) < 0)
+			argp_failure(state, EXIT_FAIL, ENOMEM, "cannot parse the options");
+		args->sym.debug_dirs = args->debug_dirs;
+		break;
+	case OPT_DEBUGINFOD:
+		args->sym.debuginfod = true;
+		break;
 	case 'q':
 		args->verbosity = 0;
 		break;
@@ -112,7 +154,12 @@ static struct argp report_argp = {
 	       "(folded)."
 	       "\vFunction names come from the spool's own symbol records, else from the ELF "
 	       "files the recording mapped (.symtab, else .dynsym); a frame without a name "
-	       "shows as module+0xOFFSET.  A spool that was cut short or damaged is read up "
+	       "shows as module+0xOFFSET.  Where a file's debug info is found (in the file; "
+	       "by build-id or .gnu_debuglink under the --debug-dir directories and "
+	       "/usr/lib/debug, or beside the file; from debuginfod with --debuginfod), the "
+	       "functions inlined at each address are frames of their own, marked "
+	       "[inlined], and --lines shows source lines.  C++ and Rust names are "
+	       "demangled.  A spool that was cut short or damaged is read up "
 	       "to its last complete, valid block, with a warning.\n\n"
 	       "--by-thread and --by-process split the report: top and tree print a section "
 	       "per thread or process, most samples first, with percents of all samples; "
@@ -167,6 +214,7 @@ static int run_report(int argc, char **argv)
 	struct report_args args = {
 		.verbosity = 1,
 		.opts = { .sz = sizeof(args.opts), .min_percent = 0.5 },
+		.sym = { .sz = sizeof(args.sym) },
 	};
 	struct prof_symbolizer *sym = NULL;
 	struct prof_profile *prof = NULL;
@@ -182,15 +230,17 @@ static int run_report(int argc, char **argv)
 	r = prof_spool_open(args.path, &sp);
 	if (r < 0) {
 		err_msg("%s", prof_errmsg());
+		free(args.debug_dirs);
 		return EXIT_FAIL;
 	}
-	r = prof_profile_new(&prof);
+	/* first, so that a --debuginfod that cannot work fails before any reading */
+	r = prof_symbolizer_new_opts(sp, &args.sym, &sym);
+	if (r == 0)
+		r = prof_profile_new(&prof);
 	if (r == 0)
 		r = prof_profile_group_by(prof, args.group_by);
 	if (r == 0)
 		r = prof_profile_read(prof, sp);
-	if (r == 0)
-		r = prof_symbolizer_new(sp, &sym);
 	if (r == 0)
 		r = prof_report_write(stdout, sp, prof, sym, &args.opts);
 	if (r < 0)
@@ -200,6 +250,7 @@ static int run_report(int argc, char **argv)
 	prof_symbolizer_free(sym);
 	prof_profile_free(prof);
 	prof_spool_close(sp);
+	free(args.debug_dirs);
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
 }
 

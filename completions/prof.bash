@@ -24,7 +24,7 @@ __prof_words()
 
 _prof_record()
 {
-	local opts='--pid -p --children --output -o --freq -F --event -e --stack-size -s --kernel -k --no-inherit --duration -d --mmap-pages -m --quiet -q --help --usage --version'
+	local opts='--pid -p --children --output -o --freq -F --event -e --stack-size -s --kernel -k --no-inherit --duration -d --mmap-pages -m --quiet -q --live --help --usage --version'
 	local i
 
 	# after --, or after the first word that is not an option or its
@@ -69,13 +69,18 @@ _prof_record()
 
 _prof_report()
 {
-	local opts='--format --limit --min-percent --by-thread --by-process --quiet -q --verbose -v --help --usage --version'
+	local opts='--format --limit --min-percent --by-thread --by-process --lines --no-demangle --debug-dir --debuginfod --quiet -q --verbose -v --help --usage --version'
 
 	# bash splits --format=VALUE at the =, which becomes a word of its own
 	[[ $prev == = ]] && prev=${words[cword - 2]}
 	case $prev in
 	--format)
 		__prof_words 'top tree folded'
+		return
+		;;
+	--debug-dir)
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return
 		;;
 	--limit | --min-percent)
@@ -91,8 +96,19 @@ _prof_report()
 
 _prof_tail()
 {
-	local opts='--help --usage --version'
+	local opts='--format --from-end --interval --idle --help --usage --version'
 
+	# bash splits --format=VALUE at the =, which becomes a word of its own
+	[[ $prev == = ]] && prev=${words[cword - 2]}
+	case $prev in
+	--format)
+		__prof_words 'top samples json'
+		return
+		;;
+	--interval | --idle)
+		return
+		;;
+	esac
 	if [[ $cur == -* ]]; then
 		__prof_words "$opts"
 	else

@@ -52,7 +52,7 @@ complete -c prof -n __prof_needs_command -l usage -d 'give a short usage message
 complete -c prof -n __prof_needs_command -l version -s V -d 'print program version'
 complete -c prof -n __prof_needs_command -a record -d 'run a command and sample it into a spool'
 complete -c prof -n __prof_needs_command -a report -d 'print the profile recorded in a spool'
-complete -c prof -n __prof_needs_command -a tail -d 'follow a spool while it is written (under construction)'
+complete -c prof -n __prof_needs_command -a tail -d 'follow a spool while it is written'
 
 # prof record [OPTION...] [-- COMMAND [ARG...]]
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l pid -s p -x -a '(__fish_complete_pids)' -d 'attach to running processes instead of running a command'
@@ -66,6 +66,7 @@ complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l no-i
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l duration -s d -x -d 'stop after SECONDS, sending the command SIGTERM'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l mmap-pages -s m -x -d 'data pages of each per-CPU ring (a power of two)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l quiet -s q -d 'print nothing on stderr but errors'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l live -d 'show the hottest functions on stderr while recording'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l help -d 'give this help list'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l usage -d 'give a short usage message'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l version -s V -d 'print program version'
@@ -78,6 +79,10 @@ complete -c prof -n '__prof_using report' -l limit -x -d 'list N functions in to
 complete -c prof -n '__prof_using report' -l min-percent -x -d 'hide what has under PCT% of samples (default 0.5)'
 complete -c prof -n '__prof_using report' -l by-thread -d 'one profile per thread (name at the sample, tid)'
 complete -c prof -n '__prof_using report' -l by-process -d 'one profile per process (comm at the sample, pid)'
+complete -c prof -n '__prof_using report' -l lines -d 'top and tree: a row per source line, with (FILE:LINE)'
+complete -c prof -n '__prof_using report' -l no-demangle -d 'show C++ and Rust names mangled'
+complete -c prof -n '__prof_using report' -l debug-dir -x -a '(__fish_complete_directories)' -d 'look for debug files in DIR first'
+complete -c prof -n '__prof_using report' -l debuginfod -d 'download missing debug info from DEBUGINFOD_URLS'
 complete -c prof -n '__prof_using report' -l quiet -s q -d 'print no warnings'
 complete -c prof -n '__prof_using report' -l verbose -s v -d 'print more detail on stderr (repeat for debug)'
 complete -c prof -n '__prof_using report' -l help -d 'give this help list'
@@ -86,6 +91,10 @@ complete -c prof -n '__prof_using report' -l version -s V -d 'print program vers
 complete -c prof -n '__prof_using report' -k -a '(__fish_complete_suffix .spool)'
 
 # prof tail [OPTION...] [FILE]
+complete -c prof -n '__prof_using tail' -l format -x -a 'top samples json' -d 'what to print'
+complete -c prof -n '__prof_using tail' -l from-end -d 'skip the samples already in the spool'
+complete -c prof -n '__prof_using tail' -l interval -x -d 'print top or json every SECONDS (default 1)'
+complete -c prof -n '__prof_using tail' -l idle -x -d 'give up when nothing new came for SECONDS (default 30)'
 complete -c prof -n '__prof_using tail' -l help -d 'give this help list'
 complete -c prof -n '__prof_using tail' -l usage -d 'give a short usage message'
 complete -c prof -n '__prof_using tail' -l version -s V -d 'print program version'

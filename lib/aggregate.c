@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * aggregate.c - from samples per leaf stack node to functions (self and
- * total samples) and a call tree of functions.  Frames are named once each,
- * and frames with the same (function, module) merge, so the work grows with
- * distinct stacks, not with samples.  A function recursing counts once per
- * stack in its total.  Stack chains are walked with loops, never recursion:
- * a hostile spool may chain a million nodes.
+ * total samples) and a call tree of functions.  Frames are named once each;
+ * a frame that the symbolizer expands into an inline chain places a path
+ * of nodes, its stack node sitting at the innermost.  Frames with the same
+ * function (name, module, and what the keys add: inlined, source line)
+ * merge, so the work grows with distinct stacks, not with samples.  A
+ * function recursing counts once per stack in its total.  Stack chains are
+ * walked with loops, never recursion: a hostile spool may chain a million
+ * nodes.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,29 +30,37 @@ static int reserve_zeroed(void **arr, size_t *cap, size_t need, size_t size)
 	return r;
 }
 
-/* The function id of (NAME, MODULE), added on first sight. */
-static int func_id(struct agg *a, const char *name, const char *module, uint32_t *ret)
+/*
+ * The function id of resolved frame RF, added on first sight: by name and
+ * module, and by what the keys add (inlined or not, source line).
+ */
+static int func_id(struct agg *a, const struct prof_resolved_frame *rf, uint32_t *ret)
 {
-	size_t nlen = strlen(name), mlen = strlen(module);
-	char *key = malloc(nlen + mlen + 2);
+	bool inlined = (a->keys & AGG_INLINED) && rf->inlined;
+	bool line = (a->keys & AGG_LINES) && rf->line && rf->file;
+	char *key;
 	uint32_t id;
 	void *v;
-	int r = 0;
+	int len, r = 0;
 
-	if (!key)
+	len = asprintf(&key, "%s%c%s%c%c%s:%" PRIu32, rf->function, 0, rf->module, 0,
+		       inlined ? 'i' : 'f', line ? rf->file : "", line ? rf->line : 0);
+	if (len < 0)
 		return error_setx(-ENOMEM, "out of memory");
-	memcpy(key, name, nlen + 1);
-	memcpy(key + nlen + 1, module, mlen + 1);
-	id = strmap_find(&a->func_ids, key, nlen + mlen + 1);
+	id = strmap_find(&a->func_ids, key, (size_t)len);
 	if (!id) {
 		v = a->funcs;
 		r = grow_array(&v, &a->funcs_cap, a->nfuncs + 1, sizeof(*a->funcs));
 		a->funcs = v;
 		if (r == 0)
-			r = strmap_insert(&a->func_ids, key, nlen + mlen + 1, (uint32_t)a->nfuncs);
+			r = strmap_insert(&a->func_ids, key, (size_t)len, (uint32_t)a->nfuncs);
 		if (r == 0) {
 			id = (uint32_t)a->nfuncs++;
-			a->funcs[id] = (struct agg_func){ .name = name, .module = module };
+			a->funcs[id] = (struct agg_func){ .name = rf->function,
+							  .module = rf->module,
+							  .inlined = inlined,
+							  .file = line ? rf->file : NULL,
+							  .line = line ? rf->line : 0 };
 		}
 	}
 	free(key);
@@ -56,24 +69,39 @@ static int func_id(struct agg *a, const char *name, const char *module, uint32_t
 	return r;
 }
 
-static int frame_func(struct agg *a, struct prof_symbolizer *sym, uint32_t frame, uint32_t *ret)
+/* The functions frame FRAME stands for, outermost first: *RET_N of them at *RET. */
+static int frame_funcs(struct agg *a, struct prof_symbolizer *sym, uint32_t frame,
+		       const uint32_t **ret, uint32_t *ret_n)
 {
-	struct prof_resolved_frame rf;
-	void *v = a->frame_func;
+	const struct prof_resolved_frame *rf;
+	struct agg_frame *af;
+	size_t n, i;
+	void *v = a->frames;
 	int r;
 
-	r = reserve_zeroed(&v, &a->frame_func_cap, (size_t)frame + 1, sizeof(*a->frame_func));
-	a->frame_func = v;
+	r = reserve_zeroed(&v, &a->frames_cap, (size_t)frame + 1, sizeof(*a->frames));
+	a->frames = v;
 	if (r < 0)
 		return r;
-	if (!a->frame_func[frame]) {
-		r = prof_symbolizer_frame(sym, frame, &rf);
-		if (r == 0)
-			r = func_id(a, rf.function, rf.module, &a->frame_func[frame]);
+	af = &a->frames[frame];
+	if (!af->n) {
+		r = prof_symbolizer_frame_inlines(sym, frame, &rf, &n);
 		if (r < 0)
 			return r;
+		v = a->frame_funcs;
+		r = grow_array(&v, &a->frame_funcs_cap, a->nframe_funcs + n,
+			       sizeof(*a->frame_funcs));
+		a->frame_funcs = v;
+		for (i = 0; i < n && r == 0; i++)
+			r = func_id(a, &rf[i], &a->frame_funcs[a->nframe_funcs + i]);
+		if (r < 0)
+			return r;
+		af->first = (uint32_t)a->nframe_funcs;
+		af->n = (uint32_t)n;
+		a->nframe_funcs += n;
 	}
-	*ret = a->frame_func[frame];
+	*ret = &a->frame_funcs[af->first];
+	*ret_n = af->n;
 	return 0;
 }
 
@@ -108,7 +136,8 @@ static int place_stack(struct agg *a, const struct prof_spool *sp, struct prof_s
 		       uint32_t leaf, uint32_t *ret)
 {
 	const struct prof_stack_node *sn;
-	uint32_t id = leaf, node, func;
+	const uint32_t *funcs;
+	uint32_t id = leaf, node, nfuncs, k;
 	size_t n = 0;
 	void *v;
 	int r;
@@ -128,9 +157,10 @@ static int place_stack(struct agg *a, const struct prof_spool *sp, struct prof_s
 	node = id ? a->stack_node[id].node : 0;
 	while (n--) {
 		id = a->path[n];
-		r = frame_func(a, sym, prof_spool_stack(sp, id)->frame, &func);
-		if (r == 0)
-			r = child(a, node, func, &node);
+		r = frame_funcs(a, sym, prof_spool_stack(sp, id)->frame, &funcs, &nfuncs);
+		/* an inline chain is a path of nodes: the stack node sits at its innermost */
+		for (k = 0; k < nfuncs && r == 0; k++)
+			r = child(a, node, funcs[k], &node);
 		if (r < 0)
 			return r;
 		a->stack_node[id] = (struct agg_placed){ .node = node, .gen = a->gen };
@@ -161,7 +191,14 @@ static void count_functions(struct agg *a)
 	}
 }
 
-int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples)
+unsigned agg_keys_of(const struct prof_report_opts *opts)
+{
+	if (opts->format == PROF_REPORT_FOLDED)
+		return 0;
+	return AGG_INLINED | (opts->lines ? AGG_LINES : 0);
+}
+
+int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples, unsigned keys)
 {
 	struct prof_spool_counts cnt;
 	void *v;
@@ -169,6 +206,7 @@ int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples)
 
 	memset(a, 0, sizeof(*a));
 	a->samples = samples;
+	a->keys = keys;
 	a->gen = 1;
 	prof_spool_counts(sp, &cnt);
 	a->nstacks = cnt.stacks;
@@ -195,6 +233,8 @@ int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples)
 int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
 	    uint32_t stack, uint64_t count)
 {
+	static const struct prof_resolved_frame empty = { .function = EMPTY_STACK_NAME,
+							  .module = "" };
 	uint32_t node, func;
 	int r;
 
@@ -202,7 +242,7 @@ int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *
 		return error_setx(-EINVAL, "stack node %u is not defined", stack);
 	if (stack > 0)
 		r = place_stack(a, sp, sym, stack, &node);
-	else if ((r = func_id(a, EMPTY_STACK_NAME, "", &func)) == 0)
+	else if ((r = func_id(a, &empty, &func)) == 0)
 		r = child(a, 0, func, &node);
 	if (r == 0)
 		a->nodes[node].self += count;
@@ -238,12 +278,12 @@ void agg_clear(struct agg *a)
 }
 
 int agg_build(struct agg *a, const struct prof_spool *sp, const struct prof_profile *p,
-	      struct prof_symbolizer *sym)
+	      struct prof_symbolizer *sym, unsigned keys)
 {
 	size_t i;
 	int r;
 
-	r = agg_init(a, sp, p->samples);
+	r = agg_init(a, sp, p->samples, keys);
 	for (i = 0; i < p->cap && r == 0; i++) {
 		if (!p->counts[i])
 			continue;
@@ -257,12 +297,26 @@ int agg_build(struct agg *a, const struct prof_spool *sp, const struct prof_prof
 	return r;
 }
 
+int agg_func_cmp(const struct agg_func *x, const struct agg_func *y)
+{
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	c = strcmp(x->module, y->module);
+	if (c)
+		return c;
+	if (x->inlined != y->inlined)
+		return x->inlined ? 1 : -1;
+	c = strcmp(x->file ? x->file : "", y->file ? y->file : "");
+	if (c)
+		return c;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
 static int by_name(const struct agg *a, const struct agg_node *x, const struct agg_node *y)
 {
-	const struct agg_func *fx = &a->funcs[x->func], *fy = &a->funcs[y->func];
-	int c = strcmp(fx->name, fy->name);
-
-	return c ? c : strcmp(fx->module, fy->module);
+	return agg_func_cmp(&a->funcs[x->func], &a->funcs[y->func]);
 }
 
 static int cmp_by_total(const void *pa, const void *pb, void *ctx)
@@ -334,7 +388,8 @@ void agg_release(struct agg *a)
 {
 	free(a->funcs);
 	free(a->nodes);
-	free(a->frame_func);
+	free(a->frames);
+	free(a->frame_funcs);
 	free(a->stack_node);
 	free(a->path);
 	strmap_release(&a->func_ids);

@@ -61,7 +61,7 @@ static uint32_t symbol_rank(const GElf_Sym *s, const char *name)
 	       (255 - under);
 }
 
-static int read_symbols(struct elf_file *f, Elf_Scn *scn, const GElf_Shdr *sh,
+static int read_symbols(struct elf_file *f, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			const struct section_info *secs, size_t nsecs)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -70,7 +70,7 @@ static int read_symbols(struct elf_file *f, Elf_Scn *scn, const GElf_Shdr *sh,
 
 	if (!data || !sh->sh_entsize)
 		return 0;
-	n = data->d_size / gelf_fsize(f->elf, ELF_T_SYM, 1, EV_CURRENT);
+	n = data->d_size / gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	for (i = 1; i < n; i++) {
 		unsigned type;
 		const char *name;
@@ -83,7 +83,7 @@ static int read_symbols(struct elf_file *f, Elf_Scn *scn, const GElf_Shdr *sh,
 		    !(type == STT_FUNC || type == STT_GNU_IFUNC ||
 		      (type == STT_NOTYPE && secs[s.st_shndx].exec)))
 			continue;
-		name = elf_strptr(f->elf, sh->sh_link, s.st_name);
+		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
 		r = symtab_add(&f->syms, 0, s.st_value, s.st_size, secs[s.st_shndx].end, name,
@@ -94,7 +94,12 @@ static int read_symbols(struct elf_file *f, Elf_Scn *scn, const GElf_Shdr *sh,
 	return 0;
 }
 
-static int read_symtab(struct elf_file *f)
+/*
+ * Read the function symbols of ELF (f's own file, or its debug file) into
+ * F: those of .symtab, else, unless SYMTAB_ONLY, of .dynsym.  Nothing read
+ * leaves F's table as it was.
+ */
+static int read_symtab(struct elf_file *f, Elf *elf, bool symtab_only)
 {
 	struct section_info *secs;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
@@ -102,13 +107,13 @@ static int read_symtab(struct elf_file *f)
 	size_t nsecs, i;
 	int r;
 
-	if (elf_getshdrnum(f->elf, &nsecs) < 0)
+	if (elf_getshdrnum(elf, &nsecs) < 0)
 		return -EBADMSG;
 	secs = calloc(nsecs ? nsecs : 1, sizeof(*secs));
 	if (!secs)
 		return error_setx(-ENOMEM, "out of memory");
 	for (i = 0; i < nsecs; i++) {
-		scn = elf_getscn(f->elf, i);
+		scn = elf_getscn(elf, i);
 		if (!scn || !gelf_getshdr(scn, &sh))
 			continue;
 		secs[i].addr = sh.sh_addr;
@@ -120,16 +125,23 @@ static int read_symtab(struct elf_file *f)
 		else if (sh.sh_type == SHT_DYNSYM && sh.sh_size && !dynsym)
 			dynsym = scn;
 	}
-	scn = symtab ? symtab : dynsym;
-	f->dynsym = !symtab && dynsym;
+	scn = symtab ? symtab : symtab_only ? NULL : dynsym;
 	r = 0;
-	if (scn && gelf_getshdr(scn, &sh))
-		r = read_symbols(f, scn, &sh, secs, nsecs);
+	if (scn && gelf_getshdr(scn, &sh)) {
+		f->syms.n = 0;
+		f->dynsym = scn == dynsym;
+		r = read_symbols(f, elf, scn, &sh, secs, nsecs);
+	}
 	free(secs);
 	if (r < 0)
 		return r;
 	symtab_finish(&f->syms);
 	return 0;
+}
+
+int elf_file_read_symtab(struct elf_file *f, Elf *elf)
+{
+	return read_symtab(f, elf, true);
 }
 
 int elf_file_open(const char *path, struct elf_file *ret)
@@ -165,7 +177,7 @@ int elf_file_open(const char *path, struct elf_file *ret)
 	}
 	r = read_loads(&f);
 	if (r >= 0)
-		r = read_symtab(&f);
+		r = read_symtab(&f, f.elf, false);
 	if (r == -EBADMSG)
 		error_setx(r, "'%s' is a damaged ELF file: %s", path, elf_errmsg(-1));
 	if (r < 0)

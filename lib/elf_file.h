@@ -25,7 +25,7 @@ struct elf_file {
 	struct elf_load *loads;
 	size_t nloads, loads_cap;
 	struct symtab syms;	/* key 0, ELF virtual addresses */
-	bool dynsym;		/* names came from .dynsym: no .symtab */
+	bool dynsym;		/* names came from .dynsym: no .symtab was read */
 };
 
 /*
@@ -35,6 +35,13 @@ struct elf_file {
  * an ELF file, -EBADMSG for a damaged one, -ENOMEM.
  */
 int elf_file_open(const char *path, struct elf_file *ret);
+
+/*
+ * Replace the symbols of F with the .symtab of ELF, the file's separate
+ * debug file, which must outlive F.  An ELF without .symtab leaves F as
+ * it was.  0, or -ENOMEM, -EBADMSG.
+ */
+int elf_file_read_symtab(struct elf_file *f, Elf *elf);
 
 /* The virtual address that file offset OFF is loaded at; false if none. */
 bool elf_file_vaddr(const struct elf_file *f, uint64_t off, uint64_t *ret);

@@ -20,23 +20,21 @@ static int by_self(const void *pa, const void *pb, void *ctx)
 	const struct agg *a = ctx;
 	const struct agg_func *x = &a->funcs[*(const uint32_t *)pa];
 	const struct agg_func *y = &a->funcs[*(const uint32_t *)pb];
-	int c;
 
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
 	if (x->total != y->total)
 		return x->total > y->total ? -1 : 1;
-	c = strcmp(x->name, y->name);
-	return c ? c : strcmp(x->module, y->module);
+	return agg_func_cmp(x, y);
 }
 
 static void print_row(FILE *out, const struct agg *a, const struct agg_func *f, int width)
 {
-	int pad = width - (int)strlen(f->name);
+	int pad;
 
 	fprintf(out, "%6.2f%% %6.2f%% %8" PRIu64 "  ", report_pct(f->self, a->samples),
 		report_pct(f->total, a->samples), f->self);
-	report_put_name(out, f->name, false);
+	pad = width - (int)report_put_func(out, f);
 	if (*f->module) {
 		fprintf(out, "%*s  ", pad > 0 ? pad : 0, "");
 		report_put_name(out, f->module, false);
@@ -67,7 +65,7 @@ int output_top(FILE *out, struct agg *a, const struct prof_report_opts *opts)
 			ids[n++] = ids[i];
 	shown = n;
 	for (i = 0; i < shown; i++) {
-		size_t len = strlen(a->funcs[ids[i]].name);
+		size_t len = report_func_width(&a->funcs[ids[i]]);
 
 		if (len > (size_t)width)
 			width = len > NAME_WIDTH_MAX ? NAME_WIDTH_MAX : (int)len;

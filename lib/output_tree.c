@@ -24,7 +24,7 @@ static void print_node(FILE *out, const struct agg *a, const struct agg_node *n)
 		fprintf(out, "%*s(depth %" PRIu32 ") ", 2 * INDENT_LEVELS_MAX, "", n->depth);
 	else
 		fprintf(out, "%*s", (int)(2 * level), "");
-	report_put_name(out, f->name, false);
+	report_put_func(out, f);
 	if (*f->module) {
 		fputs(f->module[0] == '[' ? " " : " [", out);
 		report_put_name(out, f->module, false);

@@ -434,18 +434,42 @@ void prof_spool_close(struct prof_spool *sp);
  * stand-in that still tells frames apart: "ladder+0x1234" (module basename
  * and file offset) for a user frame without a symbol, "0xffffffff81000010"
  * for a kernel or anonymous frame, "[truncated: stack-copy]" for where an
- * unwind stopped (prof_unwind_error_name() of its cause).  MODULE is the
- * basename of the module's path, "[kernel]", "[anon]", or "" for a
- * truncation marker.  Strings are lent by the symbolizer.
+ * unwind stopped (prof_unwind_error_name() of its cause).  C++ and Rust
+ * names are demangled unless the symbolizer was told not to.  MODULE is
+ * the basename of the module's path, "[kernel]", "[anon]", or "" for a
+ * truncation marker.  Where the module's debug info was found, one spool
+ * frame may stand for several of these: see
+ * prof_symbolizer_frame_inlines().  Strings are lent by the symbolizer.
  */
 struct prof_resolved_frame {
 	const char *function;
 	const char *module;
-	uint64_t offset;	/* how far into the symbol the address lies; 0 without one */
-	bool found;		/* FUNCTION is a symbol name */
+	uint64_t offset;	/* how far into the symbol the address lies; 0 without
+				 * one, and for inlined frames */
+	bool found;		/* FUNCTION is a symbol name (or a DWARF one) */
+	bool inlined;		/* a function inlined into the frame before it */
+	uint32_t line;		/* source line, 0 unknown: of the address in the innermost
+				 * frame of a chain, of the call to the next frame in the
+				 * others */
+	const char *file;	/* the source file as shown: its path under the compilation
+				 * directory when short, else its basename; NULL unknown */
+	const char *file_path;	/* the source file's path as the debug info gives it (a
+				 * relative one is relative to the compilation
+				 * directory); NULL unknown */
 };
 
 struct prof_symbolizer;
+
+struct prof_symbolizer_opts {
+	size_t sz;			/* sizeof(struct prof_symbolizer_opts) */
+	bool no_demangle;		/* names as the symbol tables spell them */
+	const char *debug_dirs;		/* colon-separated directories laid out as
+					 * /usr/lib/debug, searched before it; NULL none */
+	bool debuginfod;		/* ask the servers of DEBUGINFOD_URLS, by build-id,
+					 * for debug info not found on this machine */
+	unsigned debuginfod_timeout_s;	/* the most one such lookup may take; 0: the
+					 * DEBUGINFOD_TIMEOUT variable, else 30 */
+};
 
 /*
  * A symbolizer over the definitions of SP (which must outlive it).  It
@@ -458,17 +482,49 @@ struct prof_symbolizer;
  * on first need, once per (path, build-id).  A file that cannot
  * be read, or whose build-id differs from the module record's, is reported
  * once through the log callback at PROF_LOG_WARN (its names are still
- * used on a mismatch).  Returns 0 and *ret, or -EINVAL (SP NULL), -ENOMEM.
+ * used on a mismatch).
+ *
+ * Debug info is looked for as gdb does, once per file: in the file itself;
+ * as DIR/.build-id/xx/yyyy.debug (the file's build-id, else the recorded
+ * one) for each of OPTS' debug_dirs, then /usr/lib/debug; through the
+ * file's .gnu_debuglink (its CRC checked) beside the file, in a .debug/
+ * directory beside it, then as DIR/<the file's directory>/NAME for the
+ * same directories; and last, if OPTS asks, from debuginfod.  Where found,
+ * the DWARF adds the functions inlined at each address and source lines,
+ * and a debug file's .symtab stands in for a stripped file's.  Where each
+ * file's debug info came from is logged at PROF_LOG_DEBUG; a debuginfod
+ * lookup that fails or runs out of time is logged at PROF_LOG_WARN, and
+ * debuginfod is not asked again.
+ *
+ * OPTS NULL means defaults (demangle, no extra directories, no debuginfod).
+ * Returns 0 and *ret, or -EINVAL (SP NULL; debuginfod asked for without
+ * DEBUGINFOD_URLS), -ENOTSUP (debuginfod asked for, but prof was built
+ * without libdebuginfod), -ENOMEM.
  */
+int prof_symbolizer_new_opts(const struct prof_spool *sp, const struct prof_symbolizer_opts *opts,
+			     struct prof_symbolizer **ret);
+
+/* prof_symbolizer_new_opts() with the default options. */
 int prof_symbolizer_new(const struct prof_spool *sp, struct prof_symbolizer **ret);
 
 /*
- * Resolve the frame with spool id FRAME.  Each frame is resolved once and
- * then served from a cache (reset when new symbol records were read).  The
- * strings of *RET stay valid until prof_symbolizer_free() or
- * prof_spool_close(), whichever comes first.  Returns 0, or -EINVAL for an
- * id that is not a defined frame, -ENOMEM.  A missing or damaged file is
- * not an error: the frame gets a stand-in name (and a warning is logged).
+ * Resolve the frame with spool id FRAME into the frames it stands for,
+ * outermost first: *RET_N (at least 1) frames at *RET, the function that
+ * holds the address, then each function inlined there into the one before
+ * it (inlined set), the innermost last, as a root-to-leaf stack reads.
+ * Each frame is resolved once and then served from a cache (reset when new
+ * symbol records were read).  The array and its strings stay valid until
+ * prof_symbolizer_free() or prof_spool_close(), whichever comes first.
+ * Returns 0, or -EINVAL for an id that is not a defined frame, -ENOMEM.  A
+ * missing or damaged file is not an error: the frame gets a stand-in name
+ * (and a warning is logged).
+ */
+int prof_symbolizer_frame_inlines(struct prof_symbolizer *s, uint32_t frame,
+				  const struct prof_resolved_frame **ret, size_t *ret_n);
+
+/*
+ * The outermost frame of prof_symbolizer_frame_inlines(): the function
+ * holding the address, copied to *RET.  Returns as it does.
  */
 int prof_symbolizer_frame(struct prof_symbolizer *s, uint32_t frame,
 			  struct prof_resolved_frame *ret);
@@ -559,6 +615,9 @@ struct prof_report_opts {
 					 * percent of the samples; 0 hides nothing
 					 * (prof report's default is 0.5); folded
 					 * ignores both this and limit */
+	bool lines;			/* top and tree: a function at each source line
+					 * it was seen at is an entry of its own,
+					 * shown "NAME (FILE:LINE)"; folded ignores it */
 };
 
 /*
@@ -568,6 +627,13 @@ struct prof_report_opts {
  * come from SYM.  Sample counts are exact: folded counts sum to the
  * profile's samples, and so do the top view's self counts, samples
  * without a stack being named "[empty stack]".
+ *
+ * A spool frame that SYM resolves into an inline chain is that many frames
+ * (prof_symbolizer_frame_inlines()): top counts an inlined function as a
+ * function of its own, its self samples going to the innermost, and top
+ * and tree show it as "NAME [inlined]"; folded shows bare names, as
+ * stackcollapse-perf.pl does.  With OPTS' lines, top and tree add
+ * " (FILE:LINE)" to each function whose line is known.
  *
  * A grouped profile (prof_profile_group_by()) is reported group by group.
  * Top and tree print one section per group, most samples first, each
@@ -770,6 +836,225 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 
 /* Best-effort disable and free, without a trailer; a temporary spool is removed. */
 void prof_recorder_free(struct prof_recorder *rec);
+
+/* ---- following a spool while it is written ------------------------------ */
+
+/*
+ * A tail reads a spool while a writer still appends to it, block by block:
+ * it hands out only complete, valid blocks (prof_spool_next()), in batches
+ * of samples, and says at each poll whether the recording runs on, finished
+ * or went wrong.  Memory stays bounded on an endless recording: the reader
+ * keeps definitions (processes, threads, modules, frames, stacks), the tail
+ * one batch and the distinct thread names, so both grow with what the
+ * recording defines, not with its samples.  prof record closes a block at
+ * least once a second, so a sample reaches a tail about a second after it
+ * was taken at most.
+ */
+struct prof_tail;
+
+enum prof_tail_state {
+	PROF_TAIL_WAITING = 0,	/* no spool yet: the file does not exist, or has no
+				 * complete header and metadata block yet */
+	PROF_TAIL_RUNNING,	/* the last poll read up to the end of the file: more may come */
+	PROF_TAIL_CUT,		/* the file ends inside a block: being written, or its
+				 * writer died; more may come */
+	PROF_TAIL_FINISHED,	/* the trailer was read: nothing more will come */
+	PROF_TAIL_CORRUPT,	/* a block failed its checksums or decoding: stopped before it */
+	PROF_TAIL_SHRUNK,	/* the file became shorter than what was read: stopped */
+	PROF_TAIL__COUNT
+};
+
+/* The name of a state ("waiting", "running", "cut", ...), or "unknown". */
+const char *prof_tail_state_name(unsigned state);
+
+/* Whether a tail in STATE will never hand out anything more. */
+bool prof_tail_state_is_final(enum prof_tail_state state);
+
+struct prof_tail_opts {
+	size_t sz;			/* sizeof(struct prof_tail_opts) */
+	bool from_end;			/* skip the samples of the blocks complete when the
+					 * tail opens (definitions are still read); a spool
+					 * that appears later is followed from its start */
+	size_t max_batch;		/* samples per batch; 0: 4096 */
+};
+
+/* One sample, with what the reader knew of its thread when it was read. */
+struct prof_tail_sample {
+	struct prof_sample s;
+	int32_t pid;			/* 0 when the thread is unknown */
+	int32_t tid;
+	const char *comm;		/* the thread's name at the sample, else its process's
+					 * comm, else ""; lent until prof_tail_free() */
+};
+
+/* What one prof_tail_poll() read. */
+struct prof_tail_batch {
+	enum prof_tail_state state;	/* after this batch */
+	const char *reason;		/* CUT, CORRUPT, SHRUNK: where and why ("block 3 at
+					 * offset 4096: payload checksum mismatch"); else "".
+					 * Lent until the next poll */
+	const struct prof_tail_sample *samples;	/* in spool order; lent until the next
+						 * poll */
+	size_t nsamples;
+	uint64_t lost;			/* events the lost records of this batch count */
+	uint32_t modules_retired;	/* modules retired in this batch: their ids stay valid
+					 * (ids are never reused), but addresses in the same
+					 * range now belong to new modules */
+	bool symbols_added;		/* new symbol records: a symbolizer may now name frames
+					 * it named before differently */
+	bool more;			/* the batch is full: more may be ready, poll again now */
+	bool activity;			/* records were read, or the file changed size, since
+					 * the previous poll: the writer is alive */
+};
+
+/* What a tail has read so far. */
+struct prof_tail_stats {
+	enum prof_tail_state state;	/* as of the last poll */
+	uint64_t samples;		/* samples handed out */
+	uint64_t skipped;		/* samples skipped for from_end */
+	uint64_t lost;			/* events lost, summed over the lost records */
+	uint32_t processes_alive;	/* defined and without an exit record */
+	uint32_t threads_alive;
+	uint64_t first_ns, last_ns;	/* times of the first and last sample handed out
+					 * (CLOCK_MONOTONIC; 0 before any) */
+	uint64_t blocks;		/* complete, valid blocks read */
+	uint64_t offset;		/* file offset after the last block read */
+	const char *path;		/* the file followed: PATH, the temporary file of a
+					 * recording in progress, or NULL while waiting */
+};
+
+/*
+ * Follow the spool at PATH, which may not exist yet.  PATH is what prof
+ * record -o was given: a recording in progress writes the temporary file
+ * .NAME.tmp.PID beside it (NAME being PATH's basename, PID the recorder's)
+ * and renames it to PATH when it finishes.  Until a spool is open, each
+ * poll looks for one: the newest temporary file whose PID is a running
+ * process, else the newer of PATH and the newest other temporary file;
+ * then it follows that file, through the rename, to its end.  The first
+ * look happens here, so that a file that is there but is no spool fails at
+ * once.  OPTS NULL means defaults.
+ *
+ * Returns 0 and *ret, or -EINVAL (opts), -ENOMEM, and for a file that is
+ * there: -EBADMSG (not a spool, or its metadata is corrupt), -ENOTSUP (a
+ * spool version this library does not read), -EISDIR, open(2) errors.
+ */
+int prof_tail_open(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret);
+
+/*
+ * Read what was appended since the last poll, without waiting: at most
+ * max_batch samples, with the definitions before them, into *RET (which
+ * lends the samples until the next poll).  Returns the number of samples
+ * (>= 0), or, while no spool is open yet, the errors of prof_tail_open();
+ * -ENOMEM.  Damage is no error: the state says CORRUPT or SHRUNK, the reason
+ * says where, and every later poll returns 0 with that state.
+ */
+int prof_tail_poll(struct prof_tail *t, struct prof_tail_batch *ret);
+
+/*
+ * Wait until the file may have changed (inotify, else a short sleep), or
+ * TIMEOUT_MS passed (at most a second is waited at a time).  A signal ends
+ * the wait early.  0, or -EINVAL for a negative TIMEOUT_MS.
+ */
+int prof_tail_wait(struct prof_tail *t, int timeout_ms);
+
+/*
+ * The reader of the followed spool, with every definition read so far (for
+ * prof_spool_stack(), prof_spool_thread(), prof_spool_meta(), and a
+ * symbolizer: prof_symbolizer_new()); NULL while WAITING.  Lent until
+ * prof_tail_free(); do not read from it (prof_spool_next()) directly.
+ */
+const struct prof_spool *prof_tail_spool(const struct prof_tail *t);
+
+void prof_tail_stats(const struct prof_tail *t, struct prof_tail_stats *ret);
+
+/*
+ * Give the disk space of the blocks read and handed out back to the file
+ * system (fallocate(2) FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, in whole
+ * file system blocks; the header and the metadata block stay), for a
+ * recording watched live whose spool is not kept: the spool's size stays,
+ * but those blocks read as zeros, so prof report and other readers can no
+ * longer read past its metadata.  Only for the tail of a recorder
+ * (prof_recorder_tail()); on a standalone tail it does nothing and returns
+ * 0.  Returns 0, or -EOPNOTSUPP (the file system cannot punch holes),
+ * another fallocate(2) error.
+ */
+int prof_tail_discard_consumed(struct prof_tail *t);
+
+/* Close the file and free T (a recorder may then get a new tail). */
+void prof_tail_free(struct prof_tail *t);
+
+/*
+ * The tail of REC's own spool: a tail over the temporary file REC writes,
+ * opened now with default options.  It follows the file through REC's
+ * finish (the rename, then the trailer), and may outlive REC.  One at a
+ * time per recorder.  Returns 0 and *ret, or -EBUSY (REC has a tail that
+ * was not freed), -ENOTSUP (REC writes to a caller-owned sink:
+ * prof_recorder_attach_writer()), -ENOMEM, open(2) errors.
+ */
+int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret);
+
+/*
+ * A live view of a tail: what prof tail and prof record --live print.  It
+ * names frames with a symbolizer of its own over the tail's spool (created
+ * at the first sample), and keeps per function its self samples of the
+ * current interval and overall: memory grows with distinct frames and
+ * functions, and an interval's counts are dropped when printed.
+ */
+struct prof_tail_view;
+
+enum prof_tail_format {
+	PROF_TAIL_TOP = 0,	/* at each print, the hottest functions of the interval
+				 * and overall, under a header of rates and counts */
+	PROF_TAIL_SAMPLES,	/* as they come: "TIME PID TID COMM STACK", a line a sample */
+	PROF_TAIL_JSON,		/* at each print, one JSON object on a line (its keys:
+				 * prof-tail(1)) */
+	PROF_TAIL_FORMAT__COUNT
+};
+
+/* The name of a format ("top", "samples", "json"), or NULL. */
+const char *prof_tail_format_name(unsigned format);
+
+/* The format named NAME, or -EINVAL (with the message set). */
+int prof_tail_format_parse(const char *name);
+
+struct prof_tail_view_opts {
+	size_t sz;			/* sizeof(struct prof_tail_view_opts) */
+	enum prof_tail_format format;
+	bool refresh;			/* top: redraw in place (clear the screen first: for a
+					 * terminal); else a block per print, then a blank line */
+	long limit;			/* top and json: functions listed; 0: 20 */
+	const char *title;		/* top: the name in the first line; NULL: the file's */
+};
+
+/* A view.  0 and *ret, or -EINVAL (opts), -ENOMEM. */
+int prof_tail_view_new(const struct prof_tail_view_opts *opts, struct prof_tail_view **ret);
+
+/*
+ * Count batch B of tail T (T must stay the same for a view); in the samples
+ * format, write its lines to OUT now and flush it.  TIME is seconds since
+ * the recording started (metadata mono_start_ns), with microseconds; PID
+ * and TID are the kernel's; COMM is the thread's name at the sample,
+ * spaces and control characters as '_', "[unknown]" when empty; STACK is
+ * the sample's functions from the root to the leaf joined by ';', as prof
+ * report --format=folded names them (inline frames included; a ';' in a
+ * name is '?'), "[empty stack]" for a sample without a frame.  STACK may
+ * hold spaces (C++ names): it is the rest of the line.
+ * Returns 0, or -ENOMEM, -EINVAL (a stack the spool does not define), or
+ * the error of writing to OUT (-EPIPE, -ENOSPC...; -EIO when unknown).
+ */
+int prof_tail_view_add(struct prof_tail_view *v, struct prof_tail *t,
+		       const struct prof_tail_batch *b, FILE *out);
+
+/*
+ * Print the interval that ends now to OUT (top: a view; json: an object and
+ * a newline; samples: nothing) and start the next one.  The interval
+ * covers the samples counted since the previous print, its length is the
+ * recording time between their last samples.  0, or -ENOMEM, or the error
+ * of writing to OUT.
+ */
+int prof_tail_view_print(struct prof_tail_view *v, struct prof_tail *t, FILE *out);
+
+void prof_tail_view_free(struct prof_tail_view *v);
 
 #ifdef __cplusplus
 }

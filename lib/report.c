@@ -48,6 +48,31 @@ void report_put_name(FILE *out, const char *name, bool folded)
 		fputc(*p < 0x20 || *p == 0x7f || (folded && *p == ';') ? '?' : *p, out);
 }
 
+#define INLINED_MARK " [inlined]"
+
+size_t report_func_width(const struct agg_func *f)
+{
+	size_t w = strlen(f->name) + (f->inlined ? strlen(INLINED_MARK) : 0);
+	char buf[32];
+
+	if (f->file && f->line)
+		w += strlen(f->file) + (size_t)snprintf(buf, sizeof(buf), " (:%" PRIu32 ")", f->line);
+	return w;
+}
+
+size_t report_put_func(FILE *out, const struct agg_func *f)
+{
+	report_put_name(out, f->name, false);
+	if (f->inlined)
+		fputs(INLINED_MARK, out);
+	if (f->file && f->line) {
+		fputs(" (", out);
+		report_put_name(out, f->file, false);
+		fprintf(out, ":%" PRIu32 ")", f->line);
+	}
+	return report_func_width(f);
+}
+
 static void put_str(FILE *out, const char *s)
 {
 	report_put_name(out, s, false);
@@ -183,7 +208,7 @@ static int report_all(FILE *out, const struct prof_spool *sp, const struct prof_
 	struct agg a;
 	int r;
 
-	r = agg_build(&a, sp, p, sym);
+	r = agg_build(&a, sp, p, sym, agg_keys_of(o));
 	if (r < 0)
 		goto out;
 	if (o->format != PROF_REPORT_FOLDED)

@@ -47,9 +47,24 @@ struct prof_profile {
 struct agg_func {
 	const char *name;
 	const char *module;
+	const char *file;	/* AGG_LINES: the source file as shown; NULL unknown */
+	uint32_t line;		/* AGG_LINES: 0 unknown */
+	bool inlined;		/* AGG_INLINED: a function inlined into its caller */
 	uint64_t self;		/* samples where it is the leaf */
 	uint64_t total;		/* samples where it is on the stack (once per stack) */
 	uint32_t stamp;		/* last stack that counted it in total */
+};
+
+/* What tells functions apart, besides their name and module. */
+enum agg_keys {
+	AGG_INLINED = 1 << 0,	/* an inlined function is not its out-of-line self */
+	AGG_LINES = 1 << 1,	/* nor is it the same at two source lines */
+};
+
+/* The functions a frame of the spool stands for: funcs[first..first + n), outermost first. */
+struct agg_frame {
+	uint32_t first;
+	uint32_t n;		/* 0: not resolved yet */
 };
 
 /* A call tree node: a path of functions from a root, merged across frames. */
@@ -74,10 +89,13 @@ struct agg {
 	size_t nfuncs, funcs_cap;
 	struct agg_node *nodes;		/* [0] the top, above the roots */
 	size_t nnodes, nodes_cap;
-	struct strmap func_ids;		/* name + '\0' + module -> func */
+	struct strmap func_ids;		/* name, module and keys -> func */
+	unsigned keys;			/* enum agg_keys */
 	struct intern_map children;	/* (node, func) -> child node */
-	uint32_t *frame_func;		/* by frame id; 0: not resolved yet */
-	size_t frame_func_cap;
+	struct agg_frame *frames;	/* by frame id */
+	size_t frames_cap;
+	uint32_t *frame_funcs;		/* what agg_frame.first indexes */
+	size_t nframe_funcs, frame_funcs_cap;
 	struct agg_placed *stack_node;	/* by stack id */
 	size_t stack_node_cap;
 	uint32_t gen;			/* bumped by agg_clear() */
@@ -87,10 +105,14 @@ struct agg {
 };
 
 /*
- * An empty aggregate over the stacks of SP, whose percents are of SAMPLES.
- * 0 or -ENOMEM; release A either way.
+ * An empty aggregate over the stacks of SP, whose percents are of SAMPLES,
+ * telling functions apart by KEYS (enum agg_keys) besides their name and
+ * module.  0 or -ENOMEM; release A either way.
  */
-int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples);
+int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples, unsigned keys);
+
+/* The keys of the report OPTS: what its format shows of a function. */
+unsigned agg_keys_of(const struct prof_report_opts *opts);
 
 /* Add COUNT samples on leaf stack node STACK (0: empty), naming frames with SYM. */
 int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
@@ -111,12 +133,15 @@ void agg_clear(struct agg *a);
  * either way.
  */
 int agg_build(struct agg *a, const struct prof_spool *sp, const struct prof_profile *p,
-	      struct prof_symbolizer *sym);
+	      struct prof_symbolizer *sym, unsigned keys);
 
 enum agg_order {
 	AGG_BY_TOTAL,	/* most samples first, then by name */
 	AGG_BY_NAME,	/* by function name, then module */
 };
+
+/* Order of functions by name, then module, then what the keys tell apart. */
+int agg_func_cmp(const struct agg_func *x, const struct agg_func *y);
 
 /* Link every node's children in ORDER.  0 or -ENOMEM. */
 int agg_sort_children(struct agg *a, enum agg_order order);
@@ -128,6 +153,12 @@ void agg_release(struct agg *a);
 
 /* Print NAME for a report: control characters become '?', and ';' too if FOLDED. */
 void report_put_name(FILE *out, const char *name, bool folded);
+
+/* Print F as top and tree show it: "NAME [inlined] (FILE:LINE)"; its width in bytes. */
+size_t report_put_func(FILE *out, const struct agg_func *f);
+
+/* The width report_put_func() would print. */
+size_t report_func_width(const struct agg_func *f);
 
 /* Percent of the report's samples. */
 double report_pct(uint64_t part, uint64_t whole);

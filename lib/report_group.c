@@ -165,7 +165,7 @@ int report_groups(FILE *out, const struct prof_spool *sp, const struct prof_prof
 	if (r == 0)
 		r = cells_by_group(p, &cells, &first);
 	if (r == 0)
-		r = agg_init(&a, sp, p->samples);
+		r = agg_init(&a, sp, p->samples, agg_keys_of(o));
 	if (r < 0)
 		goto out;
 	qsort_r(order, n, sizeof(*order), folded ? by_label : by_samples, &gs);

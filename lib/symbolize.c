@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * symbolize.c - frame ids to function and module names: the spool's own
- * symbol records first (what the recording saw of perf maps, kallsyms and
- * deleted images), then the ELF file at the module's path.  Each frame is
- * resolved once; each file is opened once per (path, build-id) and its
- * problems are logged once, at WARN.  Stand-in names keep unnamed frames
+ * symbolize.c - frame ids to functions, modules and source lines.  A
+ * frame's function is named by the spool's own symbol records first (what
+ * the recording saw of perf maps, kallsyms and deleted images), else by
+ * the ELF file at the module's path.  Where that file is the build the
+ * recording saw and its debug info is found (debuginfo.c), its DWARF adds
+ * the functions inlined at the address as frames of their own, and a
+ * file:line to each.  Names are demangled unless asked not to.  Each frame
+ * is resolved once; each file is opened, and its debug info looked for,
+ * once per (path, build-id), and its problems are logged once, at WARN,
+ * when a name is first taken from it.  Stand-in names keep unnamed frames
  * apart.  It reads the spool's tables, never its records.
  */
 #include <inttypes.h>
@@ -13,26 +18,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debuginfo.h"
+#include "demangle.h"
+#include "dwinfo.h"
 #include "elf_file.h"
 #include "internal.h"
 #include "strmap.h"
 #include "symtab.h"
 
+/* A source path under the compilation directory shorter than this is shown whole. */
+#define SHORT_PATH_MAX 40
+
+/* Resolved frames are carved from blocks of this many, which never move. */
+#define FRAME_BLOCK 1024
+
 /* One ELF file as a module record names it. */
 struct sym_file {
 	struct elf_file elf;
+	struct dwinfo dw;	/* its DWARF, from wherever debuginfo_find() found it */
+	char *problem;		/* why its names may be wrong or missing; NULL: none */
 	bool ok;		/* opened and read */
+	bool dwarf;		/* dw holds DWARF */
+	bool warned;		/* problem was logged */
 };
 
 struct sym_frame {
-	struct prof_resolved_frame r;
+	const struct prof_resolved_frame *v;	/* outermost first, in a frame block */
+	uint32_t n;
 	bool done;
+};
+
+struct frame_block {
+	struct frame_block *next;
+	size_t used, cap;
+	struct prof_resolved_frame v[];
 };
 
 struct prof_symbolizer {
 	const struct prof_spool *sp;
 	struct sym_frame *frames;	/* by frame id */
 	size_t frames_cap;
+	struct frame_block *blocks;	/* the newest first */
 	uint32_t *module_file;		/* by module id: index in files + 1; 0: not yet */
 	size_t module_file_cap;
 	struct sym_file *files;
@@ -40,42 +66,78 @@ struct prof_symbolizer {
 	struct strmap file_ids;		/* path + '\0' + recorded build-id -> index + 1 */
 	struct symtab spool_syms;	/* the spool's symbol records, keyed by scope */
 	uint32_t nsyms;			/* symbol records indexed */
-	char **names;			/* stand-in names, freed with the symbolizer */
+	char **names;			/* stand-in and demangled names, owned */
 	size_t nnames, names_cap;
+	struct strmap demangled;	/* mangled name -> index in names + 1; NOT_MANGLED */
+	bool demangle;
+	struct debuginfo debug;
 };
+
+/* In demangled: a name the demangler does not know, shown as it is. */
+#define NOT_MANGLED UINT32_MAX
 
 #define SCOPE_KEY(scope, id) ((uint64_t)(scope) << 32 | (id))
 
-int prof_symbolizer_new(const struct prof_spool *sp, struct prof_symbolizer **ret)
+int prof_symbolizer_new_opts(const struct prof_spool *sp, const struct prof_symbolizer_opts *opts,
+			     struct prof_symbolizer **ret)
 {
+	struct prof_symbolizer_opts o = { .sz = sizeof(o) };
 	struct prof_symbolizer *s;
+	int r;
 
 	if (!sp || !ret)
 		return error_setx(-EINVAL, "no spool to symbolize");
+	if (opts) {
+		if (opts->sz < sizeof(size_t) || opts->sz > sizeof(o))
+			return error_setx(-EINVAL, "symbolizer options of unknown size %zu",
+					  opts->sz);
+		memcpy(&o, opts, opts->sz);
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return error_setx(-ENOMEM, "out of memory");
 	s->sp = sp;
+	s->demangle = !o.no_demangle;
+	r = debuginfo_init(&s->debug, o.debug_dirs, o.debuginfod, o.debuginfod_timeout_s);
+	if (r < 0) {
+		prof_symbolizer_free(s);
+		return r;
+	}
 	*ret = s;
 	return 0;
 }
 
+int prof_symbolizer_new(const struct prof_spool *sp, struct prof_symbolizer **ret)
+{
+	return prof_symbolizer_new_opts(sp, NULL, ret);
+}
+
 void prof_symbolizer_free(struct prof_symbolizer *s)
 {
+	struct frame_block *b;
 	size_t i;
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nfiles; i++)
+	for (i = 0; i < s->nfiles; i++) {
 		elf_file_release(&s->files[i].elf);
+		dwinfo_release(&s->files[i].dw);
+		free(s->files[i].problem);
+	}
 	for (i = 0; i < s->nnames; i++)
 		free(s->names[i]);
+	while ((b = s->blocks)) {
+		s->blocks = b->next;
+		free(b);
+	}
 	free(s->names);
 	free(s->files);
 	free(s->frames);
 	free(s->module_file);
 	strmap_release(&s->file_ids);
+	strmap_release(&s->demangled);
 	symtab_release(&s->spool_syms);
+	debuginfo_release(&s->debug);
 	free(s);
 }
 
@@ -136,27 +198,91 @@ static void hex_id(char *buf, size_t size, const uint8_t *id, size_t len)
 		snprintf(buf + 2 * i, 3, "%02x", id[i]);
 }
 
-static void open_file(struct sym_file *f, const struct prof_module *m)
+/*
+ * The debug info of F, the file of module M: its DWARF, and its .symtab
+ * when F has only .dynsym (or nothing).  Not finding any is normal (most
+ * system libraries ship without); a debug file that cannot be read is
+ * worth a warning.
+ */
+static int open_debuginfo(struct prof_symbolizer *s, struct sym_file *f,
+			  const struct prof_module *m)
 {
-	char want[2 * PROF_BUILD_ID_MAX + 1], have[2 * PROF_BUILD_ID_MAX + 1];
+	/* the file's own build-id: its offsets are what the debug file must describe */
+	const uint8_t *id = f->elf.build_id_len ? f->elf.build_id : m->build_id;
+	size_t len = f->elf.build_id_len ? f->elf.build_id_len : m->build_id_len;
+	enum debuginfo_source src;
+	char *path;
+	int r;
 
-	if (elf_file_open(m->path, &f->elf) < 0) {
-		pr_warn("%s; its frames are shown as file offsets", prof_errmsg());
-		prof_errmsg_clear();
-		return;
+	r = debuginfo_find(&s->debug, m->path, f->elf.elf, id, len, &path, &src);
+	if (r <= 0) {
+		if (r == 0)
+			pr_debug("no debug info for '%s'", m->path);
+		return r;
 	}
-	f->ok = true;
-	if (!m->build_id_len || !f->elf.build_id_len ||
-	    (f->elf.build_id_len == m->build_id_len &&
-	     !memcmp(f->elf.build_id, m->build_id, m->build_id_len)))
-		return;
-	hex_id(want, sizeof(want), m->build_id, m->build_id_len);
-	hex_id(have, sizeof(have), f->elf.build_id, f->elf.build_id_len);
-	pr_warn("'%s' has build-id %s, not the recorded %s: its function names may be wrong",
-		m->path, have, want);
+	r = dwinfo_open(path, &f->dw);
+	if (r == -ENOMEM) {
+		free(path);
+		return r;
+	}
+	if (r < 0) {
+		pr_warn("%s; frames of '%s' are shown without inline frames and lines",
+			prof_errmsg(), m->path);
+		prof_errmsg_clear();
+		dwinfo_release(&f->dw);
+		free(path);
+		return 0;
+	}
+	f->dwarf = f->dw.dw != NULL;
+	pr_debug("debug info for '%s': '%s' (%s)", m->path, path, debuginfo_source_name(src));
+	free(path);
+	if (src == DEBUGINFO_SELF || (!f->elf.dynsym && f->elf.syms.n))
+		return 0;
+	r = elf_file_read_symtab(&f->elf, f->dw.elf);
+	return r == -ENOMEM ? r : 0;
 }
 
-/* The file of module M, opened on first need; NULL when it has none to read. */
+/*
+ * Open the file of module M.  What makes its names untrustworthy (it
+ * cannot be read, or it is not the build recorded) is kept for a warning
+ * when a frame first needs a name from it: frames that the spool's own
+ * symbols name do not.  A file of another build gets no DWARF: its inline
+ * frames and lines would describe other code.
+ */
+static int open_file(struct prof_symbolizer *s, struct sym_file *f, const struct prof_module *m)
+{
+	char want[2 * PROF_BUILD_ID_MAX + 1], have[2 * PROF_BUILD_ID_MAX + 1];
+	int r;
+
+	if (elf_file_open(m->path, &f->elf) < 0) {
+		r = asprintf(&f->problem, "%s; its frames are shown as file offsets",
+			     prof_errmsg());
+		prof_errmsg_clear();
+		return r < 0 ? error_setx(-ENOMEM, "out of memory") : 0;
+	}
+	f->ok = true;
+	if (m->build_id_len && f->elf.build_id_len &&
+	    (f->elf.build_id_len != m->build_id_len ||
+	     memcmp(f->elf.build_id, m->build_id, m->build_id_len))) {
+		hex_id(want, sizeof(want), m->build_id, m->build_id_len);
+		hex_id(have, sizeof(have), f->elf.build_id, f->elf.build_id_len);
+		r = asprintf(&f->problem, "'%s' has build-id %s, not the recorded %s: its "
+			     "function names may be wrong", m->path, have, want);
+		return r < 0 ? error_setx(-ENOMEM, "out of memory") : 0;
+	}
+	return open_debuginfo(s, f, m);
+}
+
+/* Warn, once, of what is wrong with F, now that a name is taken from it. */
+static void warn_file(struct sym_file *f)
+{
+	if (!f || !f->problem || f->warned)
+		return;
+	pr_warn("%s", f->problem);
+	f->warned = true;
+}
+
+/* The file of module M, opened on first need; NULL when it has none (anonymous, vdso). */
 static int module_file(struct prof_symbolizer *s, const struct prof_module *m,
 		       struct sym_file **ret)
 {
@@ -194,13 +320,15 @@ static int module_file(struct prof_symbolizer *s, const struct prof_module *m,
 				return r;
 			}
 			memset(&s->files[s->nfiles], 0, sizeof(*s->files));
-			open_file(&s->files[s->nfiles], m);
 			idx = (uint32_t)++s->nfiles;
+			r = open_file(s, &s->files[idx - 1], m);
 		}
 		free(key);
+		if (r < 0)
+			return r;
 		s->module_file[m->id] = idx;
 	}
-	*ret = s->files[idx - 1].ok ? &s->files[idx - 1] : NULL;
+	*ret = &s->files[idx - 1];
 	return 0;
 }
 
@@ -230,6 +358,70 @@ static const char *keep_name(struct prof_symbolizer *s, const char *fmt, ...)
 	return name;
 }
 
+/*
+ * NAME as the report shows it: without an ELF symbol version ("@@GLIBC_2.34",
+ * which a debug file's .symtab has and .dynsym and the spool's names do not),
+ * and demangled unless asked not to; worked out once per name.
+ */
+static const char *shown_name(struct prof_symbolizer *s, const char *name)
+{
+	size_t len = strlen(name);
+	const char *at = len ? memchr(name + 1, '@', len - 1) : NULL;
+	char *base = NULL;
+	uint32_t id;
+	char *d;
+
+	if (!at && (!s->demangle || !demangle_candidate(name)))
+		return name;
+	id = strmap_find(&s->demangled, name, len);
+	if (id)
+		return id == NOT_MANGLED ? name : s->names[id - 1];
+	if (at && !(base = strndup(name, (size_t)(at - name))))
+		return NULL;
+	d = s->demangle && demangle_candidate(base ? base : name) ? demangle(base ? base : name)
+								    : NULL;
+	if (d)
+		free(base);
+	else
+		d = base;
+	if (d) {
+		void *v = s->names;
+
+		if (grow_array(&v, &s->names_cap, s->nnames + 1, sizeof(*s->names)) < 0) {
+			s->names = v;
+			free(d);
+			return NULL;
+		}
+		s->names = v;
+		s->names[s->nnames++] = d;
+		id = (uint32_t)s->nnames;
+	}
+	if (strmap_insert(&s->demangled, name, len, d ? id : NOT_MANGLED) < 0)
+		return NULL;
+	return d ? d : name;
+}
+
+/* N resolved frames that stay where they are until prof_symbolizer_free(). */
+static struct prof_resolved_frame *new_frames(struct prof_symbolizer *s, size_t n)
+{
+	struct frame_block *b = s->blocks;
+	size_t cap = n > FRAME_BLOCK ? n : FRAME_BLOCK;
+
+	if (!b || b->cap - b->used < n) {
+		b = malloc(sizeof(*b) + cap * sizeof(b->v[0]));
+		if (!b) {
+			error_setx(-ENOMEM, "out of memory");
+			return NULL;
+		}
+		b->cap = cap;
+		b->used = 0;
+		b->next = s->blocks;
+		s->blocks = b;
+	}
+	b->used += n;
+	return memset(&b->v[b->used - n], 0, n * sizeof(b->v[0]));
+}
+
 static bool spool_symbol(struct prof_symbolizer *s, uint64_t key, uint64_t addr,
 			 struct prof_resolved_frame *r)
 {
@@ -243,50 +435,138 @@ static bool spool_symbol(struct prof_symbolizer *s, uint64_t key, uint64_t addr,
 	return true;
 }
 
+/*
+ * The source file PATH as shown: relative to the compilation directory
+ * COMP_DIR when it is under it (or already relative) and short; else its
+ * basename.
+ */
+static const char *short_path(const char *path, const char *comp_dir)
+{
+	size_t len = comp_dir ? strlen(comp_dir) : 0;
+	const char *rel = NULL;
+
+	if (path[0] != '/')
+		rel = path;
+	else if (len && !strncmp(path, comp_dir, len) && path[len] == '/')
+		rel = path + len + 1;
+	if (rel && *rel && strlen(rel) <= SHORT_PATH_MAX && strncmp(rel, "../", 3) &&
+	    !strstr(rel, "/../"))
+		return rel;
+	return basename_of(path);
+}
+
+static void set_line(struct prof_resolved_frame *r, const struct dwinfo_frame *d)
+{
+	if (!d->line || !d->file)
+		return;
+	r->line = d->line;
+	r->file_path = d->file;
+	r->file = short_path(d->file, d->comp_dir);
+}
+
+/*
+ * The frames of the user frame F: the function that SYM names (the spool's
+ * symbol record), else the symbol table of FILE, else its DWARF; then
+ * those the DWARF says are inlined there.  FILE may be NULL or unreadable.
+ * *RET and *RET_N as resolve().
+ */
+static int resolve_elf(struct prof_symbolizer *s, const struct prof_frame *f, const char *module,
+		       const struct prof_resolved_frame *sym, struct sym_file *file,
+		       const struct prof_resolved_frame **ret, uint32_t *ret_n)
+{
+	const struct dwinfo_frame *chain = NULL;
+	const struct symtab_entry *e = NULL;
+	struct prof_resolved_frame *v;
+	uint64_t vaddr, delta = 0;
+	int n = 0, i;
+
+	if (file && file->ok && elf_file_vaddr(&file->elf, f->addr, &vaddr)) {
+		if (!sym)
+			e = elf_file_lookup(&file->elf, f->addr, &delta);
+		if (file->dwarf)
+			n = dwinfo_lookup(&file->dw, vaddr, &chain);
+		if (n < 0)
+			return n;
+	}
+	v = new_frames(s, n ? (size_t)n : 1);
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < (n ? n : 1); i++) {
+		v[i].module = module;
+		if (n)
+			set_line(&v[i], &chain[i]);
+	}
+	if (sym) {
+		v[0].function = sym->function;
+		v[0].offset = sym->offset;
+	} else if (e) {
+		v[0].function = e->name;
+		v[0].offset = delta;
+	} else if (n && chain[0].name) {
+		v[0].function = chain[0].name;
+	}
+	v[0].found = v[0].function != NULL;
+	if (v[0].found)
+		v[0].function = shown_name(s, v[0].function);
+	else
+		v[0].function = keep_name(s, "%s+0x%" PRIx64, module, f->addr);
+	for (i = 1; i < n; i++) {
+		v[i].function = chain[i].name ? shown_name(s, chain[i].name) : "[unnamed]";
+		v[i].found = chain[i].name != NULL;
+		v[i].inlined = true;
+	}
+	for (i = 0; i < (n ? n : 1); i++)
+		if (!v[i].function)
+			return -ENOMEM;
+	*ret = v;
+	*ret_n = n ? (uint32_t)n : 1;
+	return 0;
+}
+
 static int resolve_user(struct prof_symbolizer *s, const struct prof_frame *f,
-			struct prof_resolved_frame *r)
+			const struct prof_resolved_frame **ret, uint32_t *ret_n)
 {
 	const struct prof_module *m = prof_spool_module(s->sp, f->ref);
-	const struct symtab_entry *e;
+	struct prof_resolved_frame sym = { 0 };
 	struct sym_file *file;
-	uint64_t delta;
+	bool named;
 	int err;
 
 	if (!m)		/* the reader checks references: not reached */
 		return error_setx(-EINVAL, "frame %" PRIu32 " of an undefined module", f->id);
-	r->module = basename_of(m->path);
-	if (spool_symbol(s, SCOPE_KEY(PROF_SYMBOL_MODULE, f->ref), f->addr, r))
-		return 0;
+	named = spool_symbol(s, SCOPE_KEY(PROF_SYMBOL_MODULE, f->ref), f->addr, &sym);
 	err = module_file(s, m, &file);
 	if (err < 0)
 		return err;
-	e = file ? elf_file_lookup(&file->elf, f->addr, &delta) : NULL;
-	if (e) {
-		r->function = e->name;
-		r->offset = delta;
-		r->found = true;
-		return 0;
-	}
-	r->function = keep_name(s, "%s+0x%" PRIx64, r->module, f->addr);
-	return r->function ? 0 : -ENOMEM;
+	if (!named)
+		warn_file(file);
+	return resolve_elf(s, f, basename_of(m->path), named ? &sym : NULL, file, ret, ret_n);
 }
 
+/* Resolve F into *RET_N frames at *RET, outermost first. */
 static int resolve(struct prof_symbolizer *s, const struct prof_frame *f,
-		   struct prof_resolved_frame *r)
+		   const struct prof_resolved_frame **ret, uint32_t *ret_n)
 {
-	*r = (struct prof_resolved_frame){ .function = "", .module = "" };
+	struct prof_resolved_frame *r;
+	uint64_t key;
+
+	if (f->kind == PROF_FRAME_USER)
+		return resolve_user(s, f, ret, ret_n);
+	r = new_frames(s, 1);
+	if (!r)
+		return -ENOMEM;
+	r->function = "";
+	r->module = "";
+	*ret = r;
+	*ret_n = 1;
 	switch (f->kind) {
-	case PROF_FRAME_USER:
-		return resolve_user(s, f, r);
 	case PROF_FRAME_KERNEL:
 		r->module = "[kernel]";
-		if (spool_symbol(s, SCOPE_KEY(PROF_SYMBOL_KERNEL, 0), f->addr, r))
-			return 0;
+		key = SCOPE_KEY(PROF_SYMBOL_KERNEL, 0);
 		break;
 	case PROF_FRAME_ANON:
 		r->module = "[anon]";
-		if (spool_symbol(s, SCOPE_KEY(PROF_SYMBOL_PROCESS, f->ref), f->addr, r))
-			return 0;
+		key = SCOPE_KEY(PROF_SYMBOL_PROCESS, f->ref);
 		break;
 	case PROF_FRAME_TRUNCATED:
 		r->function = keep_name(s, "[truncated: %s]",
@@ -296,19 +576,23 @@ static int resolve(struct prof_symbolizer *s, const struct prof_frame *f,
 		return error_setx(-EINVAL, "frame %" PRIu32 " of unknown kind %u", f->id,
 				  f->kind);
 	}
+	if (spool_symbol(s, key, f->addr, r)) {
+		r->function = shown_name(s, r->function);
+		return r->function ? 0 : -ENOMEM;
+	}
 	r->function = keep_name(s, "0x%" PRIx64, f->addr);
 	return r->function ? 0 : -ENOMEM;
 }
 
-int prof_symbolizer_frame(struct prof_symbolizer *s, uint32_t frame,
-			  struct prof_resolved_frame *ret)
+int prof_symbolizer_frame_inlines(struct prof_symbolizer *s, uint32_t frame,
+				  const struct prof_resolved_frame **ret, size_t *ret_n)
 {
 	const struct prof_frame *f;
 	struct sym_frame *c;
 	void *v;
 	int r;
 
-	if (!s || !ret)
+	if (!s || !ret || !ret_n)
 		return error_setx(-EINVAL, "no symbolizer");
 	f = prof_spool_frame(s->sp, frame);
 	if (!f)
@@ -323,11 +607,27 @@ int prof_symbolizer_frame(struct prof_symbolizer *s, uint32_t frame,
 		return r;
 	c = &s->frames[frame];
 	if (!c->done) {
-		r = resolve(s, f, &c->r);
+		r = resolve(s, f, &c->v, &c->n);
 		if (r < 0)
 			return r;
 		c->done = true;
 	}
-	*ret = c->r;
+	*ret = c->v;
+	*ret_n = c->n;
 	return 0;
+}
+
+int prof_symbolizer_frame(struct prof_symbolizer *s, uint32_t frame,
+			  struct prof_resolved_frame *ret)
+{
+	const struct prof_resolved_frame *v;
+	size_t n;
+	int r;
+
+	if (!ret)
+		return error_setx(-EINVAL, "no frame to return");
+	r = prof_symbolizer_frame_inlines(s, frame, &v, &n);
+	if (r == 0)
+		*ret = v[0];
+	return r;
 }

@@ -47,7 +47,9 @@ load test_helper
 	assert_equal "${stderr_lines[0]}" "prof: unrecognized option '--bogus'"
 }
 
-@test "tail says it is not available yet, and fails" {
-	run -1 --separate-stderr "$PROF" tail x.spool
-	assert_equal "$stderr" "prof: tail: not available in this version (following a spool is under construction)"
+@test "tail --help shows its usage and its exit codes" {
+	run -0 "$PROF" tail --help
+	assert_line --index 0 "Usage: prof tail [OPTION...] [FILE]"
+	assert_output --partial "Exit status: 0 the recording finished (its trailer was read), 1 FILE is no"
+	assert_output --partial "64 usage error."
 }

@@ -62,11 +62,48 @@ static void die(const char *what, int r)
 /* The functions of the ladder, outermost first, and where they are in the file. */
 static struct ladder_fn {
 	const char *name;
-	uint64_t off, size;
+	uint64_t off, size, vaddr;
+	uint64_t call;		/* the file offset of a caller frame: see find_calls() */
 } ladder[] = { { .name = "_start" },   { .name = "main" },	  { .name = "ladder_a" },
 	       { .name = "ladder_b" }, { .name = "ladder_c" }, { .name = "ladder_d" } };
 
 #define LADDER_LEN (sizeof(ladder) / sizeof(ladder[0]))
+
+/*
+ * Where each function of the ladder calls the next, as an unwound caller
+ * frame has it (the return address less one: the call's last byte), found
+ * as an x86-64 direct call (e8 rel32) to the next one's address; where
+ * there is none (_start hands main to libc), the middle of the function.
+ * A real call site matters: the DWARF of the middle of main may say it is
+ * code inlined there, which no real caller frame would be.
+ */
+static void find_calls(int fd)
+{
+	size_t k, p;
+
+	for (k = 0; k < LADDER_LEN; k++) {
+		const struct ladder_fn *f = &ladder[k];
+		unsigned char *buf = malloc(f->size);
+
+		ladder[k].call = f->off + f->size / 2;
+		if (!buf || k + 1 == LADDER_LEN ||
+		    pread(fd, buf, f->size, (off_t)f->off) != (ssize_t)f->size) {
+			free(buf);
+			continue;
+		}
+		for (p = 0; p + 5 <= f->size; p++) {
+			int32_t rel;
+
+			memcpy(&rel, buf + p + 1, sizeof(rel));
+			if (buf[p] == 0xe8 &&
+			    f->vaddr + p + 5 + (uint64_t)(int64_t)rel == ladder[k + 1].vaddr) {
+				ladder[k].call = f->off + p + 4;
+				break;
+			}
+		}
+		free(buf);
+	}
+}
 
 /* Fill ladder[] with file offsets, and M's build-id, from the ELF file PATH. */
 static void load_elf(const char *path, struct prof_module *m)
@@ -114,6 +151,7 @@ static void load_elf(const char *path, struct prof_module *m)
 						ladder[k].off = sym.st_value - ph.p_vaddr + ph.p_offset;
 				}
 				ladder[k].size = sym.st_size;
+				ladder[k].vaddr = sym.st_value;
 			}
 		}
 	}
@@ -122,6 +160,7 @@ static void load_elf(const char *path, struct prof_module *m)
 			fprintf(stderr, "spoolgen: no function '%s' in '%s'\n", ladder[k].name, path);
 			exit(1);
 		}
+	find_calls(fd);
 	elf_end(elf);
 	close(fd);
 }
@@ -243,8 +282,8 @@ int main(int argc, char **argv)
 
 		for (k = depth; k-- > 0;) {
 			/* the leaf's pc moves with i; callers sit at their call site */
-			f.addr = ladder[k].off + (k == depth - 1 ? 1 + (i / 5) % (ladder[k].size - 1)
-								 : ladder[k].size / 2);
+			f.addr = k == depth - 1 ? ladder[k].off + 1 + (i / 5) % (ladder[k].size - 1)
+						: ladder[k].call;
 			if (k == 0 && i % 10 == 9)
 				f = (struct prof_frame){ .kind = PROF_FRAME_TRUNCATED,
 							 .addr = PROF_UNWIND_STACK_COPY };

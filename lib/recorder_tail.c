@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder_tail.c - the tail of a recorder: a tail over the temporary file
+ * the recorder writes, one per recorder, which may outlive it (it keeps its
+ * descriptors through the rename), and which may give the disk space of
+ * what it read back to the file system.  It never touches the recorder's
+ * writer: it reads the file as any reader would.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "recorder.h"
+#include "tail.h"
+
+void tail_recorder_detach(struct prof_tail *t)
+{
+	if (!t || !t->rec)
+		return;
+	t->rec->tail = NULL;
+	t->rec = NULL;
+}
+
+int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret)
+{
+	struct prof_tail *t;
+	int fd, r;
+
+	if (!rec || !ret)
+		return error_setx(-EINVAL, "recorder tail: no recorder");
+	if (rec->tail)
+		return error_setx(-EBUSY, "the recorder already has a tail");
+	if (!rec->tmp_path)
+		return error_setx(-ENOTSUP, "the recorder writes to a caller-owned sink: there is "
+				  "no spool file to follow");
+	r = tail_new(rec->tmp_path, NULL, &t);
+	if (r < 0)
+		return r;
+	fd = open(rec->tmp_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		r = error_set(-errno, "cannot open spool '%s'", rec->tmp_path);
+		goto out_free;
+	}
+	t->wfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (t->wfd < 0) {
+		r = error_set(-errno, "cannot open spool '%s'", rec->tmp_path);
+		close(fd);
+		goto out_free;
+	}
+	/* the writer flushes its metadata when it opens: it is there already */
+	r = tail_attach_fd(t, fd, rec->tmp_path);
+	if (r < 0)
+		goto out_free;
+	t->rec = rec;
+	rec->tail = t;
+	*ret = t;
+	return 0;
+out_free:
+	prof_tail_free(t);
+	return r;
+}
+
+int prof_tail_discard_consumed(struct prof_tail *t)
+{
+	uint64_t blk = 4096, start, end;
+	struct stat st;
+
+	if (!t)
+		return error_setx(-EINVAL, "tail: no tail");
+	if (t->wfd < 0)
+		return 0;
+	if (fstat(t->wfd, &st) == 0 && st.st_blksize > 0)
+		blk = (uint64_t)st.st_blksize;
+	start = (t->meta_end + blk - 1) / blk * blk;
+	if (start < t->discarded)
+		start = t->discarded;
+	end = t->consumed / blk * blk;
+	if (end <= start)
+		return 0;
+	if (fallocate(t->wfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)start,
+		      (off_t)(end - start)) < 0)
+		return error_set(-errno, "cannot discard what was read of spool '%s'", t->opened);
+	t->discarded = end;
+	return 0;
+}

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tail.c - following a spool while it is written.  The reader already
+ * hands out only complete, valid blocks and picks up blocks appended since
+ * its last call; the tail adds what following needs on top of it: finding
+ * the file (a recording in progress writes a temporary file and renames it
+ * at the end), waiting for it, batches of bounded size, the thread's name at
+ * each sample, and telling a cut, damaged or shrunk file from one that is
+ * still being written.  It keeps no samples beyond one batch.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "tail.h"
+
+#define DEFAULT_BATCH 4096
+#define WAIT_SLICE_MS 100	/* how often to look again without inotify */
+
+static const char *const state_names[PROF_TAIL__COUNT] = {
+	[PROF_TAIL_WAITING] = "waiting",   [PROF_TAIL_RUNNING] = "running",
+	[PROF_TAIL_CUT] = "cut",	   [PROF_TAIL_FINISHED] = "finished",
+	[PROF_TAIL_CORRUPT] = "corrupt",   [PROF_TAIL_SHRUNK] = "shrunk",
+};
+
+const char *prof_tail_state_name(unsigned state)
+{
+	return state < PROF_TAIL__COUNT ? state_names[state] : "unknown";
+}
+
+bool prof_tail_state_is_final(enum prof_tail_state state)
+{
+	return state == PROF_TAIL_FINISHED || state == PROF_TAIL_CORRUPT ||
+	       state == PROF_TAIL_SHRUNK;
+}
+
+int tail_new(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret)
+{
+	struct prof_tail *t;
+
+	if (opts && opts->sz < sizeof(size_t))
+		return error_setx(-EINVAL, "tail: opts.sz not set");
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return error_setx(-ENOMEM, "out of memory");
+	if (opts)
+		memcpy(&t->opts, opts, opts->sz < sizeof(*opts) ? opts->sz : sizeof(*opts));
+	t->opts.sz = sizeof(t->opts);
+	if (!t->opts.max_batch)
+		t->opts.max_batch = DEFAULT_BATCH;
+	t->fd = t->wfd = t->ino = -1;
+	t->path = path ? xstrdup(path) : NULL;
+	if (path && !t->path) {
+		free(t);
+		return -ENOMEM;
+	}
+	*ret = t;
+	return 0;
+}
+
+/* ---- finding the file --------------------------------------------------- */
+
+static bool newer(const struct stat *a, const struct stat *b)
+{
+	return a->st_mtim.tv_sec != b->st_mtim.tv_sec ? a->st_mtim.tv_sec > b->st_mtim.tv_sec
+						       : a->st_mtim.tv_nsec > b->st_mtim.tv_nsec;
+}
+
+/* The pid in NAME if it is PREFIX followed by digits only, else 0. */
+static pid_t temp_pid(const char *name, const char *prefix, size_t len)
+{
+	const char *p = name + len;
+	long v = 0;
+
+	if (strncmp(name, prefix, len) || !*p || strlen(p) > 9)
+		return 0;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		v = v * 10 + (*p - '0');
+	}
+	return (pid_t)v;
+}
+
+static bool pid_alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/*
+ * The file to follow for PATH, in *ret (NULL: none yet): the newest
+ * temporary file .BASE.tmp.PID whose PID runs, else the newer of PATH and
+ * the newest other temporary file.  0 or -ENOMEM.
+ */
+static int pick_file(const char *path, char **ret)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	char *dir, *prefix = NULL, *best[2] = { NULL, NULL };	/* [0] dead, [1] live */
+	struct stat st, best_st[2], final;
+	bool have_final = stat(path, &final) == 0;
+	struct dirent *de;
+	DIR *d = NULL;
+	size_t len;
+	int r = 0;
+
+	*ret = NULL;
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir || asprintf(&prefix, ".%s.tmp.", base) < 0) {
+		prefix = NULL;
+		r = error_setx(-ENOMEM, "out of memory");
+		goto out;
+	}
+	len = strlen(prefix);
+	d = *base ? opendir(dir) : NULL;
+	while (d && (de = readdir(d))) {
+		pid_t pid = temp_pid(de->d_name, prefix, len);
+		char *full;
+		int live;
+
+		if (!pid)
+			continue;
+		if (asprintf(&full, "%s/%s", dir, de->d_name) < 0) {
+			r = error_setx(-ENOMEM, "out of memory");
+			goto out;
+		}
+		live = pid_alive(pid);
+		if (stat(full, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    (best[live] && !newer(&st, &best_st[live]))) {
+			free(full);
+			continue;
+		}
+		free(best[live]);
+		best[live] = full;
+		best_st[live] = st;
+	}
+	if (best[1]) {
+		*ret = best[1];
+		best[1] = NULL;
+	} else if (best[0] && (!have_final || newer(&best_st[0], &final))) {
+		*ret = best[0];
+		best[0] = NULL;
+	} else if (have_final) {
+		*ret = xstrdup(path);
+		if (!*ret)
+			r = -ENOMEM;
+	}
+out:
+	if (d)
+		closedir(d);
+	free(best[0]);
+	free(best[1]);
+	free(prefix);
+	free(dir);
+	return r;
+}
+
+static void watch(struct prof_tail *t)
+{
+	char proc[64];
+
+	t->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (t->ino < 0)
+		return;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", t->fd);
+	if (inotify_add_watch(t->ino, proc, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE |
+						  IN_MOVE_SELF | IN_DELETE_SELF) < 0) {
+		close(t->ino);
+		t->ino = -1;
+	}
+}
+
+int tail_attach_fd(struct prof_tail *t, int fd, const char *name)
+{
+	struct prof_spool_status st;
+	int r;
+
+	r = prof_spool_open_fd(fd, name, &t->sp);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	t->opened = xstrdup(name);
+	if (!t->opened) {
+		prof_spool_close(t->sp);
+		t->sp = NULL;
+		close(fd);
+		return -ENOMEM;
+	}
+	t->fd = fd;
+	prof_spool_status(t->sp, &st);
+	t->meta_end = t->block_end = t->consumed = st.offset;
+	t->seen_blocks = st.blocks;
+	t->max_size = t->polled_size = st.file_size;
+	t->state = PROF_TAIL_RUNNING;
+	watch(t);
+	return 0;
+}
+
+/* Look for the file and open it: 0 (t->sp set, or still waiting) or -errno. */
+static int tail_find(struct prof_tail *t)
+{
+	char *file;
+	int fd, r;
+
+	if (!t->path)
+		return 0;
+	r = pick_file(t->path, &file);
+	if (r < 0 || !file)
+		return r;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* renamed or removed between the look and the open: look again later */
+		r = errno == ENOENT ? 0 : error_set(-errno, "cannot open spool '%s'", file);
+		free(file);
+		return r;
+	}
+	r = tail_attach_fd(t, fd, file);
+	free(file);
+	if (r == -ENODATA) {	/* empty, or its metadata is still being written */
+		prof_errmsg_clear();
+		return 0;
+	}
+	return r;
+}
+
+int prof_tail_open(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret)
+{
+	struct prof_tail *t;
+	int r;
+
+	if (!path || !*path || !ret)
+		return error_setx(-EINVAL, "tail: no spool path");
+	r = tail_new(path, opts, &t);
+	if (r < 0)
+		return r;
+	r = tail_find(t);
+	if (r < 0) {
+		prof_tail_free(t);
+		return r;
+	}
+	if (t->sp && t->opts.from_end)
+		t->skip_until = t->max_size;
+	*ret = t;
+	return 0;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+/* NAME, interned for the tail's lifetime; NULL on ENOMEM. */
+static const char *intern_name(struct prof_tail *t, const char *name)
+{
+	size_t len = strlen(name);
+	uint32_t id = strmap_find(&t->name_ids, name, len);
+	void *v = t->names;
+	char *copy;
+
+	if (id)
+		return t->names[id - 1];
+	if (grow_array(&v, &t->names_cap, t->nnames + 1, sizeof(*t->names)) < 0)
+		return NULL;
+	t->names = v;
+	copy = xstrdup(name);
+	if (!copy)
+		return NULL;
+	if (strmap_insert(&t->name_ids, name, len, (uint32_t)t->nnames + 1) < 0) {
+		free(copy);
+		return NULL;
+	}
+	t->names[t->nnames++] = copy;
+	return copy;
+}
+
+/* The comm of thread ID now: its name, else its process's comm. */
+static int comm_of(struct prof_tail *t, const struct prof_thread *th, const char **ret)
+{
+	const struct prof_process *p;
+	const char *name;
+	void *v = t->comm_of;
+	size_t old = t->comm_of_cap;
+
+	if (th->id < t->comm_of_cap && t->comm_of[th->id]) {
+		*ret = t->comm_of[th->id];
+		return 0;
+	}
+	if (grow_array(&v, &t->comm_of_cap, (size_t)th->id + 1, sizeof(*t->comm_of)) < 0)
+		return -ENOMEM;
+	t->comm_of = v;
+	if (t->comm_of_cap > old)
+		memset(t->comm_of + old, 0, (t->comm_of_cap - old) * sizeof(*t->comm_of));
+	name = th->name;
+	if (!name || !*name) {
+		p = prof_spool_process(t->sp, th->process);
+		name = p && p->comm ? p->comm : "";
+	}
+	name = intern_name(t, name);
+	if (!name)
+		return -ENOMEM;
+	t->comm_of[th->id] = name;
+	*ret = name;
+	return 0;
+}
+
+static void forget_comm(struct prof_tail *t, uint32_t thread)
+{
+	if (thread < t->comm_of_cap)
+		t->comm_of[thread] = NULL;
+}
+
+static int add_sample(struct prof_tail *t, const struct prof_sample *s, size_t *n)
+{
+	const struct prof_thread *th = prof_spool_thread(t->sp, s->thread);
+	const struct prof_process *p = th ? prof_spool_process(t->sp, th->process) : NULL;
+	struct prof_tail_sample *ts;
+	const char *comm = "";
+	struct prof_spool_status st;
+	void *v = t->batch;
+
+	if (t->skip_until) {
+		prof_spool_status(t->sp, &st);
+		if (st.offset <= t->skip_until) {
+			t->stats.skipped++;
+			return 0;
+		}
+		t->skip_until = 0;	/* blocks come in order: nothing more to skip */
+	}
+	if (grow_array(&v, &t->batch_cap, *n + 1, sizeof(*t->batch)) < 0)
+		return -ENOMEM;
+	t->batch = v;
+	if (th && comm_of(t, th, &comm) < 0)
+		return -ENOMEM;
+	ts = &t->batch[(*n)++];
+	*ts = (struct prof_tail_sample){ .s = *s, .pid = p ? p->pid : 0, .tid = th ? th->tid : 0,
+					 .comm = comm };
+	if (!t->stats.samples++)
+		t->stats.first_ns = s->time_ns;
+	t->stats.last_ns = s->time_ns;
+	return 0;
+}
+
+static int on_event(struct prof_tail *t, const struct prof_event *ev, struct prof_tail_batch *b,
+		    size_t *n)
+{
+	struct prof_tail_stats *s = &t->stats;
+
+	switch (ev->type) {
+	case PROF_EV_SAMPLE:
+		return add_sample(t, ev->sample, n);
+	case PROF_EV_PROCESS:
+		s->processes_alive++;
+		break;
+	case PROF_EV_PROCESS_EXIT:
+		s->processes_alive -= s->processes_alive > 0;
+		break;
+	case PROF_EV_THREAD:
+		s->threads_alive++;
+		forget_comm(t, ev->id);
+		break;
+	case PROF_EV_THREAD_EXIT:
+		s->threads_alive -= s->threads_alive > 0;
+		break;
+	case PROF_EV_THREAD_NAME:
+		forget_comm(t, ev->id);
+		break;
+	case PROF_EV_EXEC:	/* the threads named after the process may change */
+		if (t->comm_of)
+			memset(t->comm_of, 0, t->comm_of_cap * sizeof(*t->comm_of));
+		break;
+	case PROF_EV_MODULE_RETIRE:
+		b->modules_retired++;
+		break;
+	case PROF_EV_SYMBOL:
+		b->symbols_added = true;
+		break;
+	case PROF_EV_LOST:
+		b->lost += ev->lost->count;
+		s->lost += ev->lost->count;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void stop(struct prof_tail *t, enum prof_tail_state state, const char *reason)
+{
+	t->state = state;
+	snprintf(t->reason, sizeof(t->reason), "%s", reason);
+}
+
+/* Whether the file grew or shrank since the last poll; a shrink stops T. */
+static bool check_size(struct prof_tail *t)
+{
+	struct stat st;
+	uint64_t size;
+	bool changed;
+	char why[128];
+
+	if (fstat(t->fd, &st) < 0)
+		return false;
+	size = (uint64_t)st.st_size;
+	changed = size != t->polled_size;
+	t->polled_size = size;
+	if (size < t->max_size) {
+		snprintf(why, sizeof(why), "the file shrank from %llu to %llu bytes",
+			 (unsigned long long)t->max_size, (unsigned long long)size);
+		stop(t, PROF_TAIL_SHRUNK, why);
+	}
+	if (size > t->max_size)
+		t->max_size = size;
+	return changed;
+}
+
+/* The state after a read that reached what the file holds now. */
+static void settle(struct prof_tail *t)
+{
+	struct prof_spool_status st;
+
+	prof_spool_status(t->sp, &st);
+	t->consumed = st.offset;
+	switch (st.state) {
+	case PROF_SPOOL_READING:
+		stop(t, PROF_TAIL_RUNNING, "");
+		break;
+	case PROF_SPOOL_FINISHED:
+		stop(t, PROF_TAIL_FINISHED, "");
+		break;
+	case PROF_SPOOL_CUT:
+		stop(t, PROF_TAIL_CUT, st.reason);
+		break;
+	case PROF_SPOOL_CORRUPT:
+		/* the reader stops at a file shorter than its offset: that is a shrink */
+		stop(t, st.file_size < st.offset ? PROF_TAIL_SHRUNK : PROF_TAIL_CORRUPT, st.reason);
+		break;
+	}
+}
+
+/* Note a block change: the blocks before the one now loaded were read whole. */
+static void track_blocks(struct prof_tail *t)
+{
+	struct prof_spool_status st;
+
+	prof_spool_status(t->sp, &st);
+	if (st.blocks == t->seen_blocks)
+		return;
+	t->consumed = t->block_end;
+	t->block_end = st.offset;
+	t->seen_blocks = st.blocks;
+}
+
+static int read_batch(struct prof_tail *t, struct prof_tail_batch *b)
+{
+	struct prof_event ev;
+	size_t n = 0;
+	int r;
+
+	while (n < t->opts.max_batch) {
+		r = prof_spool_next(t->sp, &ev);
+		if (r == -ENODATA) {	/* the file shrank under a read */
+			stop(t, PROF_TAIL_SHRUNK, prof_errmsg());
+			prof_errmsg_clear();
+			break;
+		}
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			settle(t);
+			break;
+		}
+		b->activity = true;
+		track_blocks(t);
+		r = on_event(t, &ev, b, &n);
+		if (r < 0)
+			return r;
+		if (ev.type == PROF_EV_TRAILER) {
+			settle(t);
+			break;
+		}
+	}
+	if (n == t->opts.max_batch && !prof_tail_state_is_final(t->state)) {
+		b->more = true;
+		stop(t, PROF_TAIL_RUNNING, "");
+	}
+	b->nsamples = n;
+	return 0;
+}
+
+int prof_tail_poll(struct prof_tail *t, struct prof_tail_batch *ret)
+{
+	struct prof_tail_batch b = { 0 };
+	int r;
+
+	if (!t || !ret)
+		return error_setx(-EINVAL, "tail: no tail or batch");
+	if (!t->sp) {
+		r = tail_find(t);
+		if (r < 0)
+			return r;
+		b.activity = t->sp != NULL;
+	}
+	if (t->sp && !prof_tail_state_is_final(t->state)) {
+		b.activity |= check_size(t);
+		if (!prof_tail_state_is_final(t->state)) {
+			r = read_batch(t, &b);
+			if (r < 0)
+				return r;
+		}
+	}
+	b.state = t->state;
+	b.reason = t->reason;
+	b.samples = t->batch;
+	*ret = b;
+	return (int)b.nsamples;
+}
+
+int prof_tail_wait(struct prof_tail *t, int timeout_ms)
+{
+	struct pollfd pfd;
+	char buf[4096];
+
+	if (!t || timeout_ms < 0)
+		return error_setx(-EINVAL, "tail: invalid wait");
+	if (timeout_ms > 1000)
+		timeout_ms = 1000;
+	if (t->ino < 0 || prof_tail_state_is_final(t->state)) {
+		int ms = timeout_ms < WAIT_SLICE_MS ? timeout_ms : WAIT_SLICE_MS;
+		struct timespec ts = { .tv_sec = ms / 1000,
+				       .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	pfd = (struct pollfd){ .fd = t->ino, .events = POLLIN };
+	if (poll(&pfd, 1, timeout_ms) > 0)
+		while (read(t->ino, buf, sizeof(buf)) > 0)
+			;
+	return 0;
+}
+
+const struct prof_spool *prof_tail_spool(const struct prof_tail *t)
+{
+	return t ? t->sp : NULL;
+}
+
+void prof_tail_stats(const struct prof_tail *t, struct prof_tail_stats *ret)
+{
+	struct prof_spool_status st;
+
+	*ret = t->stats;
+	ret->state = t->state;
+	ret->path = t->opened;
+	if (t->sp) {
+		prof_spool_status(t->sp, &st);
+		ret->blocks = st.blocks;
+		ret->offset = st.offset;
+	}
+}
+
+void prof_tail_free(struct prof_tail *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	tail_recorder_detach(t);
+	prof_spool_close(t->sp);
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->wfd >= 0)
+		close(t->wfd);
+	if (t->ino >= 0)
+		close(t->ino);
+	for (i = 0; i < t->nnames; i++)
+		free(t->names[i]);
+	free(t->names);
+	strmap_release(&t->name_ids);
+	free(t->comm_of);
+	free(t->batch);
+	free(t->opened);
+	free(t->path);
+	free(t);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tail.h - the tail's state, shared by tail.c (following a file) and
+ * recorder_tail.c (the tail of a recorder: its temporary file, and
+ * discarding what was read).  Private to lib/.
+ */
+#ifndef PROF_TAIL_H
+#define PROF_TAIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "prof.h"
+#include "strmap.h"
+
+struct prof_tail {
+	struct prof_tail_opts opts;
+	char *path;			/* what was asked for */
+	char *opened;			/* the file followed; NULL while waiting */
+	int fd;				/* our descriptor of it (the reader dups its own) */
+	int wfd;			/* recorder tails: writable, to punch holes; else -1 */
+	int ino;			/* inotify instance watching fd, or -1 */
+	struct prof_spool *sp;
+	struct prof_recorder *rec;	/* the recorder this tail belongs to, while it lives */
+
+	enum prof_tail_state state;
+	char reason[320];
+	uint64_t skip_until;		/* from_end: skip the samples of blocks ending here or
+					 * before */
+	uint64_t max_size;		/* the largest size the file had */
+	uint64_t polled_size;		/* its size at the previous poll */
+	uint64_t meta_end;		/* end of the metadata block: never discarded */
+	uint64_t block_end;		/* end of the block being read */
+	uint64_t seen_blocks;		/* blocks the reader had loaded at the last event */
+	uint64_t consumed;		/* every block before this offset was handed out whole */
+	uint64_t discarded;		/* holes were punched up to here */
+
+	struct prof_tail_sample *batch;
+	size_t batch_cap;
+	struct prof_tail_stats stats;
+
+	/* thread names, interned: they are lent with every sample */
+	struct strmap name_ids;
+	char **names;			/* by id - 1 */
+	size_t nnames, names_cap;
+	const char **comm_of;		/* by thread id: its comm now; NULL: look it up */
+	size_t comm_of_cap;
+};
+
+/*
+ * Make T follow the file open at FD (which it takes), named NAME.  0, or
+ * the errors of prof_spool_open_fd(); -ENODATA when the file has no
+ * complete metadata yet (FD is then closed, and T still waits).
+ */
+int tail_attach_fd(struct prof_tail *t, int fd, const char *name);
+
+/* An empty tail that waits, for PATH (may be NULL); 0 or -ENOMEM. */
+int tail_new(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret);
+
+/* recorder_tail.c: REC is gone, or T is freed; the link between them goes. */
+void tail_recorder_detach(struct prof_tail *t);
+
+#endif /* PROF_TAIL_H */

@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tail_view.c - what prof tail and prof record --live print of a tail: a
+ * top view or a JSON object per interval, or a line per sample.  Frames
+ * are named once each (their inline chain, the function they end in) and
+ * functions counted by id, so the work per sample is a walk of its stack
+ * at most; memory grows with distinct frames and functions, not samples,
+ * and an interval's counts are zeroed when printed.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "strmap.h"
+
+#define DEFAULT_LIMIT 20
+#define EMPTY_STACK_NAME "[empty stack]"
+
+static const char *const format_names[PROF_TAIL_FORMAT__COUNT] = {
+	[PROF_TAIL_TOP] = "top",
+	[PROF_TAIL_SAMPLES] = "samples",
+	[PROF_TAIL_JSON] = "json",
+};
+
+struct view_frame {
+	char *seg;		/* its functions, outermost first, joined by ';';
+				 * NULL: not named yet */
+	uint32_t func;		/* the function it ends in (the innermost inlined one) */
+};
+
+struct view_func {
+	char *name;
+	char *module;
+	uint64_t last;		/* self samples in the current interval */
+	uint64_t all;		/* and since the view began */
+};
+
+struct prof_tail_view {
+	struct prof_tail_view_opts opts;
+	struct prof_tail *t;
+	struct prof_symbolizer *sym;
+	struct view_frame *frames;	/* by frame id */
+	size_t frames_cap;
+	struct strmap func_ids;		/* "name\0module" -> index + 1 */
+	struct view_func *funcs;
+	size_t nfuncs, funcs_cap;
+	uint32_t empty_func;		/* index + 1 of "[empty stack]", 0 until needed */
+	uint64_t last_samples, last_lost, all_samples, all_lost;
+	uint64_t last_begin_ns;		/* the interval starts at this sample time; 0: unknown */
+	uint64_t last_end_ns;		/* the time of its last sample */
+	uint32_t *path;			/* scratch: a stack's frames, leaf first */
+	size_t path_cap;
+	uint32_t *order;		/* scratch: functions by rank */
+	size_t order_cap;
+};
+
+const char *prof_tail_format_name(unsigned format)
+{
+	return format < PROF_TAIL_FORMAT__COUNT ? format_names[format] : NULL;
+}
+
+int prof_tail_format_parse(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; name && i < PROF_TAIL_FORMAT__COUNT; i++)
+		if (!strcmp(name, format_names[i]))
+			return (int)i;
+	return error_setx(-EINVAL, "'%s' is not a tail format; the formats are: top, samples, json",
+			  name ? name : "");
+}
+
+int prof_tail_view_new(const struct prof_tail_view_opts *opts, struct prof_tail_view **ret)
+{
+	struct prof_tail_view *v;
+
+	if (opts && opts->sz < sizeof(size_t))
+		return error_setx(-EINVAL, "tail view: opts.sz not set");
+	if (opts && (unsigned)opts->format >= PROF_TAIL_FORMAT__COUNT)
+		return error_setx(-EINVAL, "tail view: unknown format %d", (int)opts->format);
+	if (opts && opts->limit < 0)
+		return error_setx(-EINVAL, "tail view: negative limit");
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return error_setx(-ENOMEM, "out of memory");
+	if (opts)
+		memcpy(&v->opts, opts, opts->sz < sizeof(*opts) ? opts->sz : sizeof(*opts));
+	v->opts.sz = sizeof(v->opts);
+	if (!v->opts.limit)
+		v->opts.limit = DEFAULT_LIMIT;
+	*ret = v;
+	return 0;
+}
+
+/* ---- naming ------------------------------------------------------------- */
+
+/* The index + 1 of function NAME in MODULE, added on first sight. */
+static int func_id(struct prof_tail_view *v, const char *name, const char *module, uint32_t *ret)
+{
+	size_t nlen = strlen(name), mlen = strlen(module);
+	char *key = malloc(nlen + mlen + 2);
+	uint32_t id;
+	void *p;
+	int r = 0;
+
+	if (!key)
+		return error_setx(-ENOMEM, "out of memory");
+	memcpy(key, name, nlen + 1);
+	memcpy(key + nlen + 1, module, mlen + 1);
+	id = strmap_find(&v->func_ids, key, nlen + mlen + 1);
+	if (!id) {
+		p = v->funcs;
+		r = grow_array(&p, &v->funcs_cap, v->nfuncs + 1, sizeof(*v->funcs));
+		v->funcs = p;
+		if (r == 0)
+			r = strmap_insert(&v->func_ids, key, nlen + mlen + 1,
+					  (uint32_t)v->nfuncs + 1);
+		if (r == 0) {
+			struct view_func *f = &v->funcs[v->nfuncs];
+
+			*f = (struct view_func){ .name = xstrdup(name), .module = xstrdup(module) };
+			v->nfuncs++;	/* counted now: free() releases what was copied */
+			if (!f->name || !f->module)
+				r = -ENOMEM;
+			id = (uint32_t)v->nfuncs;
+		}
+	}
+	free(key);
+	if (r == 0)
+		*ret = id;
+	return r;
+}
+
+/* NAME as a folded stack shows it: control characters and ';' as '?'. */
+static void put_folded(char *dst, const char *name)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p; p++)
+		*dst++ = *p < 0x20 || *p == 0x7f || *p == ';' ? '?' : (char)*p;
+	*dst = '\0';
+}
+
+static int name_frame(struct prof_tail_view *v, uint32_t frame, struct view_frame **ret)
+{
+	const struct prof_resolved_frame *rf;
+	struct view_frame *vf;
+	size_t n, i, len = 0, old = v->frames_cap;
+	void *p = v->frames;
+	char *seg;
+	int r;
+
+	if (frame >= v->frames_cap) {
+		r = grow_array(&p, &v->frames_cap, (size_t)frame + 1, sizeof(*v->frames));
+		v->frames = p;
+		if (r < 0)
+			return r;
+		memset(v->frames + old, 0, (v->frames_cap - old) * sizeof(*v->frames));
+	}
+	vf = &v->frames[frame];
+	if (vf->seg) {
+		*ret = vf;
+		return 0;
+	}
+	r = prof_symbolizer_frame_inlines(v->sym, frame, &rf, &n);
+	if (r < 0)
+		return r;
+	for (i = 0; i < n; i++)
+		len += strlen(rf[i].function) + 1;
+	seg = malloc(len + 1);
+	if (!seg)
+		return error_setx(-ENOMEM, "out of memory");
+	for (i = 0, len = 0; i < n; i++) {
+		if (i)
+			seg[len++] = ';';
+		put_folded(seg + len, rf[i].function);
+		len += strlen(seg + len);
+	}
+	seg[len] = '\0';
+	r = func_id(v, rf[n - 1].function, rf[n - 1].module, &vf->func);
+	if (r < 0) {
+		free(seg);
+		return r;
+	}
+	vf->seg = seg;
+	*ret = vf;
+	return 0;
+}
+
+/* Forget every frame's name: the symbolizer may name them differently now. */
+static void forget_frames(struct prof_tail_view *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->frames_cap; i++) {
+		free(v->frames[i].seg);
+		v->frames[i].seg = NULL;
+	}
+}
+
+/* The frames of stack node LEAF, leaf first, into v->path: their number, or -errno. */
+static int64_t stack_frames(struct prof_tail_view *v, const struct prof_spool *sp, uint32_t leaf)
+{
+	const struct prof_stack_node *sn;
+	size_t n = 0;
+	void *p;
+
+	/* ids refer only to ids defined before them: parents are smaller, the walk ends */
+	for (; leaf; leaf = sn->parent) {
+		sn = prof_spool_stack(sp, leaf);
+		if (!sn)
+			return error_setx(-EINVAL, "stack node %u is not defined", leaf);
+		p = v->path;
+		if (grow_array(&p, &v->path_cap, n + 1, sizeof(*v->path)) < 0)
+			return -ENOMEM;
+		v->path = p;
+		v->path[n++] = sn->frame;
+	}
+	return (int64_t)n;
+}
+
+/* ---- the samples format ------------------------------------------------- */
+
+static void put_comm(FILE *out, const char *comm)
+{
+	const unsigned char *p;
+
+	if (!*comm) {
+		fputs("[unknown]", out);
+		return;
+	}
+	for (p = (const unsigned char *)comm; *p; p++)
+		fputc(*p <= 0x20 || *p == 0x7f ? '_' : (char)*p, out);
+}
+
+static void put_time(FILE *out, uint64_t t, uint64_t start)
+{
+	uint64_t d = t >= start ? t - start : start - t;
+
+	fprintf(out, "%s%" PRIu64 ".%06" PRIu64, t >= start ? "" : "-", d / 1000000000u,
+		d % 1000000000u / 1000u);
+}
+
+static int write_sample(struct prof_tail_view *v, const struct prof_spool *sp,
+			const struct prof_tail_sample *ts, FILE *out)
+{
+	struct view_frame *vf;
+	int64_t n;
+	int r;
+
+	n = ts->s.stack ? stack_frames(v, sp, ts->s.stack) : 0;
+	if (n < 0)
+		return (int)n;
+	put_time(out, ts->s.time_ns, prof_spool_meta(sp)->mono_start_ns);
+	fprintf(out, " %" PRId32 " %" PRId32 " ", ts->pid, ts->tid);
+	put_comm(out, ts->comm);
+	fputc(' ', out);
+	if (!n)
+		fputs(EMPTY_STACK_NAME, out);
+	while (n-- > 0) {
+		r = name_frame(v, v->path[n], &vf);
+		if (r < 0)
+			return r;
+		fputs(vf->seg, out);
+		if (n)
+			fputc(';', out);
+	}
+	fputc('\n', out);
+	return 0;
+}
+
+/* ---- counting ----------------------------------------------------------- */
+
+static int count_sample(struct prof_tail_view *v, const struct prof_spool *sp,
+			const struct prof_sample *s)
+{
+	const struct prof_stack_node *sn;
+	struct view_frame *vf;
+	uint32_t func;
+	int r;
+
+	if (!s->stack) {
+		if (!v->empty_func && (r = func_id(v, EMPTY_STACK_NAME, "", &v->empty_func)) < 0)
+			return r;
+		func = v->empty_func;
+	} else {
+		sn = prof_spool_stack(sp, s->stack);
+		if (!sn)
+			return error_setx(-EINVAL, "stack node %u is not defined", s->stack);
+		r = name_frame(v, sn->frame, &vf);
+		if (r < 0)
+			return r;
+		func = vf->func;
+	}
+	v->funcs[func - 1].last++;
+	v->funcs[func - 1].all++;
+	return 0;
+}
+
+static int out_error(FILE *out)
+{
+	int e = errno;
+
+	clearerr(out);
+	return error_set(e > 0 ? -e : -EIO, "cannot write the output");
+}
+
+int prof_tail_view_add(struct prof_tail_view *v, struct prof_tail *t,
+		       const struct prof_tail_batch *b, FILE *out)
+{
+	const struct prof_spool *sp = prof_tail_spool(t);
+	size_t i;
+	int r;
+
+	if (!v || !t || !b || (v->t && v->t != t))
+		return error_setx(-EINVAL, "tail view: another tail");
+	v->t = t;
+	v->last_lost += b->lost;
+	v->all_lost += b->lost;
+	if (!b->nsamples)
+		return 0;
+	if (!sp)
+		return error_setx(-EINVAL, "tail view: samples without a spool");
+	if (!v->sym) {
+		r = prof_symbolizer_new(sp, &v->sym);
+		if (r < 0)
+			return r;
+	}
+	if (b->symbols_added)
+		forget_frames(v);
+	if (!v->last_begin_ns)
+		v->last_begin_ns = b->samples[0].s.time_ns;
+	errno = 0;
+	for (i = 0; i < b->nsamples; i++) {
+		const struct prof_tail_sample *ts = &b->samples[i];
+
+		r = v->opts.format == PROF_TAIL_SAMPLES ? write_sample(v, sp, ts, out)
+							: count_sample(v, sp, &ts->s);
+		if (r < 0)
+			return r;
+		v->last_end_ns = ts->s.time_ns;
+	}
+	v->last_samples += b->nsamples;
+	v->all_samples += b->nsamples;
+	if (v->opts.format == PROF_TAIL_SAMPLES && (fflush(out) || ferror(out)))
+		return out_error(out);
+	return 0;
+}
+
+/* ---- printing ----------------------------------------------------------- */
+
+static const struct view_func *rank_funcs;
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct view_func *x = &rank_funcs[*(const uint32_t *)a];
+	const struct view_func *y = &rank_funcs[*(const uint32_t *)b];
+
+	if (x->last != y->last)
+		return x->last < y->last ? 1 : -1;
+	if (x->all != y->all)
+		return x->all < y->all ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* The functions to list, best first, in v->order: their number, or -ENOMEM. */
+static int64_t rank(struct prof_tail_view *v)
+{
+	size_t i, n = 0;
+	void *p = v->order;
+
+	if (grow_array(&p, &v->order_cap, v->nfuncs + 1, sizeof(*v->order)) < 0)
+		return -ENOMEM;
+	v->order = p;
+	for (i = 0; i < v->nfuncs; i++)
+		if (v->funcs[i].all)
+			v->order[n++] = (uint32_t)i;
+	rank_funcs = v->funcs;	/* qsort has no context argument */
+	qsort(v->order, n, sizeof(*v->order), by_rank);
+	return (int64_t)(n < (size_t)v->opts.limit ? n : (size_t)v->opts.limit);
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static double seconds(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+/* S with control characters as '?', as a terminal should get it. */
+static void put_plain(FILE *out, const char *s)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; *p; p++)
+		fputc(*p < 0x20 || *p == 0x7f ? '?' : (char)*p, out);
+}
+
+static void print_top(struct prof_tail_view *v, const struct prof_tail_stats *st,
+		      uint64_t start_ns, FILE *out, int64_t n)
+{
+	double span = seconds(v->last_end_ns - v->last_begin_ns);
+	size_t width = 8, w;
+	int64_t i;
+
+	for (i = 0; i < n; i++) {
+		w = strlen(v->funcs[v->order[i]].name);
+		width = w > width ? w : width;
+	}
+	if (v->opts.refresh)
+		fputs("\033[H\033[J", out);
+	fputs("prof tail: ", out);
+	put_plain(out, v->opts.title ? v->opts.title : st->path);
+	fprintf(out, ", %s, %.1f s recorded, %" PRIu32 " process%s and %" PRIu32
+		" thread%s alive\n", prof_tail_state_name(st->state),
+		st->last_ns > start_ns ? seconds(st->last_ns - start_ns) : 0.0,
+		st->processes_alive, st->processes_alive == 1 ? "" : "es", st->threads_alive,
+		st->threads_alive == 1 ? "" : "s");
+	fprintf(out, "last %.1f s: %" PRIu64 " samples (%.0f/s), %" PRIu64 " lost; all: %" PRIu64
+		" samples, %" PRIu64 " lost\n", span, v->last_samples,
+		span > 0 ? (double)v->last_samples / span : 0.0, v->last_lost, v->all_samples,
+		v->all_lost);
+	fprintf(out, "%9s %6s %9s %6s  %-*s  %s\n", "last", "self%", "all", "self%", (int)width,
+		"function", "module");
+	for (i = 0; i < n; i++) {
+		const struct view_func *f = &v->funcs[v->order[i]];
+
+		fprintf(out, "%9" PRIu64 " %5.1f%% %9" PRIu64 " %5.1f%%  ", f->last,
+			pct(f->last, v->last_samples), f->all, pct(f->all, v->all_samples));
+		put_plain(out, f->name);
+		fprintf(out, "%*s  ", (int)(width - strlen(f->name)), "");
+		put_plain(out, f->module);
+		fputc('\n', out);
+	}
+	if (!v->opts.refresh)
+		fputc('\n', out);
+}
+
+static void put_json_str(FILE *out, const char *s)
+{
+	const unsigned char *p;
+
+	fputc('"', out);
+	for (p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void print_json(struct prof_tail_view *v, const struct prof_tail_stats *st,
+		       uint64_t start_ns, FILE *out, int64_t n)
+{
+	double span = seconds(v->last_end_ns - v->last_begin_ns);
+	int64_t i;
+
+	fprintf(out, "{\"time\":%.6f,\"state\":\"%s\",", st->last_ns > start_ns ?
+		seconds(st->last_ns - start_ns) : 0.0, prof_tail_state_name(st->state));
+	fprintf(out, "\"interval\":{\"seconds\":%.6f,\"samples\":%" PRIu64 ",\"rate\":%.1f,"
+		"\"lost\":%" PRIu64 "},", span, v->last_samples,
+		span > 0 ? (double)v->last_samples / span : 0.0, v->last_lost);
+	fprintf(out, "\"all\":{\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"skipped\":%" PRIu64
+		"},", v->all_samples, v->all_lost, st->skipped);
+	fprintf(out, "\"processes\":%" PRIu32 ",\"threads\":%" PRIu32 ",\"functions\":[",
+		st->processes_alive, st->threads_alive);
+	for (i = 0; i < n; i++) {
+		const struct view_func *f = &v->funcs[v->order[i]];
+
+		fputs(i ? ",{\"function\":" : "{\"function\":", out);
+		put_json_str(out, f->name);
+		fputs(",\"module\":", out);
+		put_json_str(out, f->module);
+		fprintf(out, ",\"last\":%" PRIu64 ",\"all\":%" PRIu64 "}", f->last, f->all);
+	}
+	fputs("]}\n", out);
+}
+
+int prof_tail_view_print(struct prof_tail_view *v, struct prof_tail *t, FILE *out)
+{
+	const struct prof_spool *sp = prof_tail_spool(t);
+	struct prof_tail_stats st;
+	int64_t n;
+	size_t i;
+
+	if (!v || !t || (v->t && v->t != t))
+		return error_setx(-EINVAL, "tail view: another tail");
+	if (!sp || v->opts.format == PROF_TAIL_SAMPLES)
+		return 0;
+	v->t = t;
+	prof_tail_stats(t, &st);
+	n = rank(v);
+	if (n < 0)
+		return (int)n;
+	errno = 0;
+	if (v->opts.format == PROF_TAIL_TOP)
+		print_top(v, &st, prof_spool_meta(sp)->mono_start_ns, out, n);
+	else
+		print_json(v, &st, prof_spool_meta(sp)->mono_start_ns, out, n);
+	for (i = 0; i < v->nfuncs; i++)
+		v->funcs[i].last = 0;
+	v->last_samples = v->last_lost = 0;
+	v->last_begin_ns = v->last_end_ns;
+	if (fflush(out) || ferror(out))
+		return out_error(out);
+	return 0;
+}
+
+void prof_tail_view_free(struct prof_tail_view *v)
+{
+	size_t i;
+
+	if (!v)
+		return;
+	forget_frames(v);
+	free(v->frames);
+	for (i = 0; i < v->nfuncs; i++) {
+		free(v->funcs[i].name);
+		free(v->funcs[i].module);
+	}
+	free(v->funcs);
+	strmap_release(&v->func_ids);
+	free(v->path);
+	free(v->order);
+	prof_symbolizer_free(v->sym);
+	free(v);
+}

@@ -1,0 +1,309 @@
+#!/usr/bin/env bats
+# prof tail: following spools while they are written, and prof record
+# --live.  The synthetic cases use spoolgen and trickle; those that record
+# need perf events (root, or perf_event_paranoid <= 1).
+load test_helper
+
+setup() {
+	T="$BUILD/targets"
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# Processes a test started in the background: killed if it fails midway.
+BG=()
+teardown() {
+	local pid
+	for pid in "${BG[@]}"; do
+		kill -9 "$pid" 2>/dev/null || true
+	done
+}
+
+# The live symbolizer names a libc function after the debug file's .symtab
+# (__libc_start_main@@GLIBC_2.34), the spool's symbol records after its
+# .dynsym (__libc_start_main): compare names without ELF symbol versions.
+unversion() {
+	sed -E 's/@@?[A-Za-z0-9_.]+//g'
+}
+
+# "STACK COUNT" per stack of a `prof tail --format=samples` output, sorted.
+sample_counts() {
+	cut -d' ' -f5- "$1" | unversion | sort | uniq -c |
+		awk '{ c = $1; sub(/^ *[0-9]+ /, ""); print $0 " " c }' | sort
+}
+
+# The same of `prof report --format=folded` of a spool.
+folded_counts() {
+	"$PROF" report -q --format=folded "$1" | unversion | sort
+}
+
+# Wait until FILE has a line matching REGEX, for at most SECONDS.
+wait_for_line() {
+	local file=$1 regex=$2 seconds=$3 i
+
+	for ((i = 0; i < seconds * 10; i++)); do
+		grep -qE -- "$regex" "$file" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Wait for background process PID; its exit status goes to $rc.
+wait_rc() {
+	rc=0
+	wait "$1" || rc=$?
+}
+
+# ---- spools written by a test program ------------------------------------
+
+@test "tail of a finished spool prints every sample, as report counts them, and exits 0" {
+	spool="$(spool s.spool --samples 3000 --elf "$T/ladder")"
+	run -0 --separate-stderr "$PROF" tail --format=samples "$spool"
+	assert_equal "${#lines[@]}" 3000
+	assert_regex "${lines[0]}" '^0\.001001 4242 4242 ladder _start;main;ladder_a;ladder_b;ladder_c$'
+	printf '%s\n' "$output" >tail.out
+	assert_equal "$(sample_counts tail.out)" "$(folded_counts "$spool")"
+}
+
+@test "a spool written one byte at a time reads as the whole file" {
+	spool="$(spool whole.spool --samples 2000 --elf "$T/ladder" --block 512)"
+	"$PROF" tail --format=samples "$spool" >whole.out
+	timeout 60 "$PROF" tail --format=samples --idle=20 trickled.spool >trickled.out &
+	BG+=($!)
+	"$BUILD/trickle" --delay-us 50 "$spool" trickled.spool
+	wait_rc "${BG[-1]}"
+	assert_equal "$rc" 0
+	[ "$(wc -l <whole.out)" -eq 2000 ]
+	cmp whole.out trickled.out
+}
+
+@test "a file that is not a spool is an error at once" {
+	echo 'hello' >text
+	run -1 --separate-stderr timeout 5 "$PROF" tail text
+	assert_equal "$stderr" "prof: 'text' is not a prof spool"
+	assert_equal "$output" ""
+}
+
+@test "a spool that does not appear is given up after --idle, with exit 2" {
+	SECONDS=0
+	run -2 --separate-stderr "$PROF" tail --idle=1 never.spool
+	assert_equal "$stderr" "prof: no spool 'never.spool' appeared in 1 s"
+	[ "$SECONDS" -ge 1 ] && [ "$SECONDS" -le 5 ]
+}
+
+@test "a spool that appears later is followed to its trailer" {
+	timeout 60 "$PROF" tail --format=samples --idle=20 later.spool >later.out &
+	BG+=($!)
+	sleep 0.5
+	"$SPOOLGEN" --samples 500 later.spool
+	wait_rc "${BG[-1]}"
+	assert_equal "$rc" 0
+	[ "$(wc -l <later.out)" -eq 500 ]
+}
+
+@test "a spool without a trailer where nothing new comes: exit 2, the recording seems to have died" {
+	spool="$(spool cut.spool --samples 300 --no-trailer)"
+	run -2 --separate-stderr "$PROF" tail --format=samples --idle=1 "$spool"
+	assert_equal "${#lines[@]}" 300
+	assert_regex "${stderr_lines[-1]}" "^prof: spool '.*/cut.spool' has no trailer after [0-9]+ blocks and nothing new came for 1 s: the recording seems to have died$"
+}
+
+@test "a spool that shrinks while followed stops tail with exit 1" {
+	spool="$(spool shrink.spool --samples 3000 --no-trailer)"
+	timeout 60 "$PROF" tail --format=samples --idle=20 "$spool" >shrink.out 2>shrink.err &
+	BG+=($!)
+	wait_for_line shrink.out '.' 10
+	sleep 0.3
+	truncate -s 200 "$spool"
+	wait_rc "${BG[-1]}"
+	assert_equal "$rc" 1
+	assert_regex "$(tail -n 1 shrink.err)" "^prof: spool '.*/shrink.spool' shrank while being followed \(the file shrank from [0-9]+ to 200 bytes\): stopped after [0-9]+ blocks$"
+}
+
+@test "a block that fails its checksum stops tail with exit 1, after the valid blocks" {
+	spool="$(spool bad.spool --samples 3000 --block 1024)"
+	# a byte in the middle of the file: inside some block's payload or header
+	size=$(stat -c %s "$spool")
+	printf '\xff' | dd of="$spool" bs=1 seek=$((size / 2)) conv=notrunc status=none
+	run -1 --separate-stderr "$PROF" tail --format=samples "$spool"
+	assert_regex "${stderr_lines[-1]}" "^prof: spool '.*/bad.spool' is damaged \(block [0-9]+ at offset [0-9]+: [a-z ]*checksum mismatch\): stopped after [0-9]+ valid blocks$"
+	[ "${#lines[@]}" -gt 0 ] && [ "${#lines[@]}" -lt 3000 ]
+}
+
+@test "a damaged block appended while tail follows stops it with exit 1" {
+	spool="$(spool grow.spool --samples 500 --no-trailer)"
+	timeout 60 "$PROF" tail --format=samples --idle=20 "$spool" >grow.out 2>grow.err &
+	BG+=($!)
+	wait_for_line grow.out '.' 10
+	# a block header with the right magic and a wrong checksum
+	printf 'PBLK\x10\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x00\xde\xad\xbe\xef\x00\x00\x00\x00' >>"$spool"
+	wait_rc "${BG[-1]}"
+	assert_equal "$rc" 1
+	assert_regex "$(cat grow.err)" "is damaged \(block [0-9]+ at offset [0-9]+: header checksum mismatch\)"
+	[ "$(wc -l <grow.out)" -eq 500 ]
+}
+
+@test "--from-end skips the samples already there" {
+	spool="$(spool end.spool --samples 300)"
+	run -0 --separate-stderr "$PROF" tail --from-end --format=json "$spool"
+	assert_equal "${#lines[@]}" 1
+	assert_regex "${lines[0]}" '"all":\{"samples":0,"lost":0,"skipped":300\}'
+	run -0 --separate-stderr "$PROF" tail --format=json "$spool"
+	assert_regex "${lines[0]}" '"all":\{"samples":300,"lost":0,"skipped":0\}'
+}
+
+@test "--format=json prints one object per interval, with the documented keys" {
+	spool="$(spool j.spool --samples 300 --elf "$T/ladder")"
+	run -0 --separate-stderr "$PROF" tail --format=json "$spool"
+	assert_equal "${#lines[@]}" 1
+	run jq -r '[.state, (.time > 0), .interval.samples, .interval.lost, .all.samples,
+		    .all.lost, .all.skipped, .processes, .threads, (.functions | length),
+		    (.functions[0] | keys | join(","))] | map(tostring) | join(" ")' <<<"${lines[0]}"
+	assert_output "finished true 300 0 300 0 0 0 2 6 all,function,last,module"
+}
+
+@test "the top view prints a block per interval when stdout is no terminal" {
+	spool="$(spool top.spool --samples 300 --elf "$T/ladder")"
+	run -0 --separate-stderr "$PROF" tail "$spool"
+	assert_line --index 0 --regexp "^prof tail: .*/top.spool, finished, 0\.3 s recorded, 0 processes and 2 threads alive$"
+	assert_line --index 1 --regexp '^last 0\.3 s: 300 samples \([0-9]+/s\), 0 lost; all: 300 samples, 0 lost$'
+	assert_line --index 2 --regexp '^ +last +self% +all +self% +function +module$'
+	assert_line --regexp '^ +[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+% +ladder_c +ladder$'
+	refute_output --partial $'\033'
+}
+
+@test "a live spool: a top block per --interval while it runs, the last one finished" {
+	timeout 60 "$BUILD/livegen" --rate 1000 --seconds 3 --speed 1 --temp g.spool &
+	BG+=($!)
+	run -0 --separate-stderr timeout 60 "$PROF" tail --interval=0.5 --idle=10 g.spool
+	wait_rc "${BG[-1]}"
+	assert_equal "$rc" 0
+	running=$(grep -cE '^prof tail: g.spool, running, [0-9.]+ s recorded, 1 process and 4 threads alive$' <<<"$output")
+	[ "$running" -ge 3 ]
+	assert_equal "$(grep -c '^prof tail: ' <<<"$output")" "$((running + 1))"
+	assert_line --regexp '^prof tail: g.spool, finished, 3\.0 s recorded, 1 process and 4 threads alive$'
+	assert_line --regexp '^last [0-9.]+ s: [0-9]+ samples, 0 lost; all: 3000 samples, 0 lost$|^last [0-9.]+ s: [0-9]+ samples \([0-9]+/s\), 0 lost; all: 3000 samples, 0 lost$'
+}
+
+@test "on a terminal the top view redraws in place" {
+	spool="$(spool tty.spool --samples 300 --elf "$T/ladder")"
+	run -0 script -qec "$PROF tail $spool" /dev/null
+	assert_output --partial $'\033[H\033[Jprof tail: '"$spool, finished"
+}
+
+@test "bad option values are usage errors" {
+	run -64 --separate-stderr "$PROF" tail --idle=0 x.spool
+	assert_equal "${stderr_lines[0]}" "prof tail: invalid --idle '0': expected a number of seconds above 0"
+	run -64 --separate-stderr "$PROF" tail --interval=soon x.spool
+	assert_equal "${stderr_lines[0]}" "prof tail: invalid --interval 'soon': expected a number of seconds above 0"
+	run -64 --separate-stderr "$PROF" tail --format=folded x.spool
+	assert_equal "${stderr_lines[0]}" "prof tail: 'folded' is not a tail format; the formats are: top, samples, json"
+	run -64 --separate-stderr "$PROF" tail a.spool b.spool
+	assert_equal "${stderr_lines[0]}" "prof tail: more than one spool given ('a.spool' and 'b.spool')"
+}
+
+# ---- live recordings ----------------------------------------------------------
+
+@test "tail started before the recording writes: the samples report counts" {
+	require_perf_events
+	timeout 60 "$PROF" tail --format=samples --idle=20 before.spool >before.out 2>before.err &
+	BG+=($!)
+	sleep 0.3
+	"$PROF" record -q -o before.spool -- "$T/ladder" 1.5
+	wait_rc "${BG[-1]}"
+	assert_equal "$rc" 0
+	[ "$(wc -l <before.out)" -gt 500 ]
+	assert_equal "$(sample_counts before.out)" "$(folded_counts before.spool)"
+	assert_equal "$(cat before.err)" ""
+}
+
+@test "tail started during the recording: the samples report counts" {
+	require_perf_events
+	"$PROF" record -q -o during.spool -- "$T/ladder" 3 >/dev/null &
+	BG+=($!)
+	sleep 1.2
+	ls -A | grep -q '^\.during\.spool\.tmp\.[0-9]*$'	# the recording runs
+	run -0 --separate-stderr timeout 60 "$PROF" tail --format=samples --idle=20 during.spool
+	printf '%s\n' "$output" >during.out
+	wait_rc "${BG[-1]}"
+	assert_equal "$rc" 0
+	assert_equal "$(sample_counts during.out)" "$(folded_counts during.spool)"
+}
+
+@test "tail started after the recording finished: the samples report counts" {
+	require_perf_events
+	"$PROF" record -q -o after.spool -- "$T/ladder" 1
+	run -0 --separate-stderr timeout 20 "$PROF" tail --format=samples after.spool
+	printf '%s\n' "$output" >after.out
+	[ "$(wc -l <after.out)" -gt 500 ]
+	assert_equal "$(sample_counts after.out)" "$(folded_counts after.spool)"
+}
+
+@test "lines of the target's hottest function show while the target still runs" {
+	require_perf_events
+	"$PROF" record -q -o hot.spool -- "$T/ladder" 8 >/dev/null &
+	BG+=($!)
+	rec=${BG[-1]}
+	timeout 60 "$PROF" tail --format=samples --idle=20 hot.spool >hot.out &
+	BG+=($!)
+	SECONDS=0
+	wait_for_line hot.out ' [0-9]+ [0-9]+ ladder _start;.*;ladder_c;ladder_d$' 6
+	[ "$SECONDS" -le 5 ]
+	kill -0 "$rec"	# the recording, and so the target, still runs
+	pgrep -P "$rec" >/dev/null
+	wait_rc "${BG[-1]}"
+	assert_equal "$rc" 0
+}
+
+@test "a recorder killed with SIGKILL: tail reports the truncation and exits 2 after --idle" {
+	require_perf_events
+	"$PROF" record -q -o killed.spool -- "$T/ladder" 30 >/dev/null &
+	BG+=($!)
+	rec=${BG[-1]}
+	timeout 60 "$PROF" tail --format=samples --idle=2 killed.spool >killed.out 2>killed.err &
+	BG+=($!)
+	wait_for_line killed.out 'ladder_d$' 10
+	target=$(pgrep -P "$rec")
+	BG+=($target)
+	kill -9 "$rec" "$target"
+	SECONDS=0
+	wait_rc "${BG[-2]}"
+	assert_equal "$rc" 2
+	[ "$SECONDS" -ge 2 ]
+	assert_regex "$(cat killed.err)" "^prof: spool '\./\.killed\.spool\.tmp\.$rec' (has no trailer after [0-9]+ blocks|is cut short \(.*\)) and nothing new came for 2 s: the recording seems to have died$"
+	# what it read is what the cut spool holds
+	assert_equal "$(sample_counts killed.out)" "$(folded_counts ".killed.spool.tmp.$rec")"
+}
+
+@test "record --live shows the top view on stderr, then the summary" {
+	require_perf_events
+	run -0 --separate-stderr "$PROF" record --live -o live.spool -- "$T/ladder" 2.5
+	assert_output --regexp '^ladder: [0-9]+ rounds'
+	grep -qE '^prof tail: live.spool, running, [0-9.]+ s recorded, 1 process and 1 thread alive$' <<<"$stderr"
+	grep -qE '^ +[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+% +ladder_d +ladder$' <<<"$stderr"
+	grep -qE '^prof tail: live.spool, finished, 2\.[0-9] s recorded' <<<"$stderr"
+	assert_regex "${stderr_lines[-1]}" '^prof: [0-9]+ samples, 0 lost, 1 process, 1 thread, .*: live.spool$'
+	# the view's last count is the spool's
+	all=$(grep -E '^last .*; all: [0-9]+ samples' <<<"$stderr" | tail -n 1 | sed -E 's/.*all: ([0-9]+) samples.*/\1/')
+	assert_regex "${stderr_lines[-1]}" "^prof: $all samples"
+	run -64 --separate-stderr "$PROF" record --live -q -- true
+	assert_equal "${stderr_lines[0]}" "prof record: --live and --quiet cannot be used together"
+}
+
+@test "a recorder's tail: one at a time, none for a sink, every sample, and it can discard" {
+	require_perf_events
+	run -0 --separate-stderr "$BUILD/rectail" rt.spool -- "$T/ladder" 2
+	assert_line "busy: ok"
+	assert_line "notsup: ok"
+	assert_line "state: finished"
+	tail=$(sed -n 's/^tail: //p' <<<"$output")
+	assert_line "recorder: $tail"
+	live=$(sed -n 's/^live: //p' <<<"$output")
+	[ "$live" -gt 0 ] && [ "$tail" -gt 1000 ]
+	run -0 "$PROF" report -q --format=folded rt.spool
+	# discarding gives back the disk space of what was read
+	run -0 --separate-stderr "$BUILD/rectail" --discard --freq 20000 rd.spool -- "$T/busy4" 3
+	assert_line "state: finished"
+	read -r used size < <(sed -n 's/^allocated: \([0-9]*\) of \([0-9]*\)$/\1 \2/p' <<<"$output")
+	# what stays: the header and metadata, and the file system block at the end
+	[ "$size" -gt 20000 ] && [ "$((used * 2))" -lt "$size" ]
+}

@@ -1,0 +1,705 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-tail.c - following a spool file while a writer appends to it: the
+ * states (waiting, running, cut, finished, corrupt, shrunk), batches and
+ * their bound, --from-end, the thread's name at each sample, finding the
+ * temporary file of a recording in progress, a file grown one byte at a
+ * time read as the whole, discarding what was read, and the views' exact
+ * output.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "prof.h"
+#include "spool_test.h"
+#include "tail.h"
+
+/* A directory of its own for each test. */
+static char dir[64];
+
+static const char *mkdir_test(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/prof-tail-XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+	return dir;
+}
+
+static void rm_test(void)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_name[0] != '.' || (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")))
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static char *in_dir(const char *name)
+{
+	static char path[4][256];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(path[k], sizeof(path[k]), "%s/%s", dir, name);
+	return path[k];
+}
+
+/*
+ * A spool being written: a process "app" (pid 17) with threads "main" (18)
+ * and "worker" (19), a module whose functions root_fn, mid_fn and leaf_fn
+ * symbol records name, and the stacks root;mid;leaf and root;mid.
+ */
+struct gen {
+	struct prof_spool_writer *w;
+	uint32_t main, worker, leaf, mid;
+	uint64_t t0;
+	size_t n;
+};
+
+static int gen_open(struct gen *g, const char *path, bool raw)
+{
+	struct prof_spool_writer_opts o = { .sz = sizeof(o), .no_compress = raw };
+	struct prof_meta meta;
+	int64_t p, m, fr, fm, fl;
+	static const char *const names[] = { "root_fn", "mid_fn", "leaf_fn" };
+	int i;
+
+	test_meta(&meta);
+	memset(g, 0, sizeof(*g));
+	g->t0 = meta.mono_start_ns;
+	if (prof_spool_writer_open(path, &meta, &o, &g->w) < 0)
+		return -1;
+	p = prof_spool_add_process(g->w, &(struct prof_process){ .pid = 17, .comm = "app" });
+	g->main = (uint32_t)prof_spool_add_thread(g->w, &(struct prof_thread){
+		.process = (uint32_t)p, .tid = 18, .name = "main" });
+	g->worker = (uint32_t)prof_spool_add_thread(g->w, &(struct prof_thread){
+		.process = (uint32_t)p, .tid = 19, .name = "worker" });
+	m = prof_spool_add_module(g->w, &(struct prof_module){
+		.process = (uint32_t)p, .start = 0x400000, .end = 0x401000,
+		.flags = PROF_MODULE_EXEC, .path = "/nonexistent/app" });
+	for (i = 0; i < 3; i++)
+		prof_spool_add_symbol(g->w, &(struct prof_symbol){
+			.scope = PROF_SYMBOL_MODULE, .scope_id = (uint32_t)m,
+			.start = 0x100 * (uint64_t)i, .size = 0x100, .name = names[i] });
+	fr = prof_spool_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
+								 .ref = (uint32_t)m, .addr = 0x10 });
+	fm = prof_spool_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
+								 .ref = (uint32_t)m, .addr = 0x110 });
+	fl = prof_spool_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
+								 .ref = (uint32_t)m, .addr = 0x210 });
+	g->leaf = (uint32_t)prof_spool_intern_frames(g->w, (uint32_t[]){ (uint32_t)fl,
+				(uint32_t)fm, (uint32_t)fr }, 3);
+	g->mid = (uint32_t)prof_spool_intern_frames(g->w, (uint32_t[]){ (uint32_t)fm,
+				(uint32_t)fr }, 2);
+	return p == 1 && g->main && g->worker && g->leaf && g->mid ? 0 : -1;
+}
+
+/* N samples, 1 ms apart: on main in the leaf, every 4th on worker in mid. */
+static int gen_samples(struct gen *g, size_t n)
+{
+	size_t end = g->n + n;
+
+	for (; g->n < end; g->n++) {
+		bool w = g->n % 4 == 3;
+		struct prof_sample s = { .time_ns = g->t0 + 1000000 * (g->n + 1),
+					 .thread = w ? g->worker : g->main,
+					 .stack = w ? g->mid : g->leaf, .period = 1000000 };
+
+		if (prof_spool_add_sample(g->w, &s) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int gen_finish(struct gen *g)
+{
+	int r = prof_spool_writer_finish(g->w, &(struct prof_counters){ .samples = g->n });
+
+	return r < 0 ? r : prof_spool_writer_close(g->w);
+}
+
+/* Poll until a poll reads no sample; the samples read in all, or -1. */
+static long poll_all(struct prof_tail *t, struct prof_tail_batch *b)
+{
+	long n = 0;
+	int r;
+
+	do {
+		r = prof_tail_poll(t, b);
+		if (r < 0)
+			return -1;
+		n += r;
+	} while (r > 0 || b->more);
+	return n;
+}
+
+TEST(tail_follows_a_file_as_it_grows_to_its_trailer)
+{
+	struct prof_tail_batch b;
+	struct prof_tail_stats st;
+	struct prof_tail *t;
+	struct gen g;
+
+	mkdir_test();
+	CHECK_INT(gen_open(&g, in_dir("x.spool"), false), ==, 0);
+	CHECK_INT(prof_tail_open(in_dir("x.spool"), NULL, &t), ==, 0);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
+	CHECK_INT(b.state, ==, PROF_TAIL_RUNNING);
+	CHECK(prof_tail_spool(t) != NULL);
+	CHECK_INT(gen_samples(&g, 10), ==, 0);
+	/* buffered by the writer, not flushed: nothing to see */
+	CHECK_INT(poll_all(t, &b), ==, 0);
+	CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 10);
+	CHECK(b.activity);
+	CHECK_INT(b.samples[0].pid, ==, 17);
+	CHECK_INT(b.samples[0].tid, ==, 18);
+	CHECK_STR(b.samples[0].comm, "main");
+	CHECK_INT(b.samples[3].tid, ==, 19);
+	CHECK_STR(b.samples[3].comm, "worker");
+	CHECK_INT(b.samples[3].s.stack, ==, g.mid);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
+	CHECK(!b.activity);
+	CHECK_INT(b.state, ==, PROF_TAIL_RUNNING);
+	CHECK_INT(gen_samples(&g, 5), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	CHECK_INT(poll_all(t, &b), ==, 5);
+	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	CHECK(prof_tail_state_is_final(b.state));
+	prof_tail_stats(t, &st);
+	CHECK_INT(st.samples, ==, 15);
+	CHECK_INT(st.processes_alive, ==, 1);
+	CHECK_INT(st.threads_alive, ==, 2);
+	CHECK_INT(st.first_ns, ==, g.t0 + 1000000);
+	CHECK_INT(st.last_ns, ==, g.t0 + 15000000);
+	CHECK_STR(st.path, in_dir("x.spool"));
+	/* finished is final: nothing more, however often it is asked */
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
+	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	prof_tail_free(t);
+	rm_test();
+}
+
+TEST(tail_waits_for_a_spool_that_does_not_exist_yet)
+{
+	struct prof_tail_batch b;
+	struct prof_tail *t;
+	struct gen g;
+	int fd;
+
+	mkdir_test();
+	CHECK_INT(prof_tail_open(in_dir("later.spool"), NULL, &t), ==, 0);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
+	CHECK_INT(b.state, ==, PROF_TAIL_WAITING);
+	CHECK(prof_tail_spool(t) == NULL);
+	CHECK_INT(prof_tail_wait(t, 10), ==, 0);
+	/* an empty file, then half a header: still waiting, no error */
+	fd = open(in_dir("later.spool"), O_WRONLY | O_CREAT, 0644);
+	CHECK(fd >= 0);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
+	CHECK_INT(b.state, ==, PROF_TAIL_WAITING);
+	CHECK_INT(write(fd, "\x89PRF", 4), ==, 4);
+	close(fd);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
+	CHECK_INT(b.state, ==, PROF_TAIL_WAITING);
+	CHECK_INT(gen_open(&g, in_dir("later.spool"), false), ==, 0);
+	CHECK_INT(gen_samples(&g, 3), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	CHECK_INT(poll_all(t, &b), ==, 3);
+	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	prof_tail_free(t);
+	rm_test();
+}
+
+TEST(tail_of_a_file_that_is_no_spool_fails_at_once)
+{
+	struct prof_tail *t = NULL;
+	FILE *f;
+
+	mkdir_test();
+	f = fopen(in_dir("text"), "w");
+	CHECK(f != NULL);
+	fputs("hello, world\n", f);
+	fclose(f);
+	CHECK_INT(prof_tail_open(in_dir("text"), NULL, &t), ==, -EBADMSG);
+	CHECK(t == NULL);
+	CHECK(strstr(prof_errmsg(), "is not a prof spool") != NULL);
+	CHECK_INT(prof_tail_open(dir, NULL, &t), ==, -EISDIR);
+	CHECK_INT(prof_tail_open("", NULL, &t), ==, -EINVAL);
+	rm_test();
+}
+
+TEST(tail_batches_are_bounded)
+{
+	struct prof_tail_opts o = { .sz = sizeof(o), .max_batch = 7 };
+	struct prof_tail_batch b;
+	struct prof_tail *t;
+	struct gen g;
+	size_t total = 0, polls = 0;
+	int r;
+
+	mkdir_test();
+	CHECK_INT(gen_open(&g, in_dir("b.spool"), false), ==, 0);
+	CHECK_INT(gen_samples(&g, 100), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	CHECK_INT(prof_tail_open(in_dir("b.spool"), &o, &t), ==, 0);
+	do {
+		r = prof_tail_poll(t, &b);
+		CHECK(r >= 0 && r <= 7);
+		CHECK_INT(b.more, ==, r == 7);
+		total += (size_t)r;
+		polls++;
+	} while (b.more);
+	CHECK_INT(total, ==, 100);
+	CHECK_INT(polls, ==, 15);	/* 14 full batches, then 2 and the trailer */
+	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	prof_tail_free(t);
+	rm_test();
+}
+
+TEST(tail_from_end_skips_the_samples_there_but_reads_definitions)
+{
+	struct prof_tail_opts o = { .sz = sizeof(o), .from_end = true };
+	struct prof_tail_batch b;
+	struct prof_tail_stats st;
+	struct prof_tail *t;
+	struct gen g;
+
+	mkdir_test();
+	CHECK_INT(gen_open(&g, in_dir("e.spool"), false), ==, 0);
+	CHECK_INT(gen_samples(&g, 40), ==, 0);
+	CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
+	CHECK_INT(prof_tail_open(in_dir("e.spool"), &o, &t), ==, 0);
+	CHECK_INT(poll_all(t, &b), ==, 0);
+	prof_tail_stats(t, &st);
+	CHECK_INT(st.skipped, ==, 40);
+	CHECK_INT(st.threads_alive, ==, 2);
+	CHECK_INT(gen_samples(&g, 4), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 4);
+	CHECK_INT(b.samples[0].s.time_ns, ==, g.t0 + 41000000);
+	CHECK_STR(b.samples[0].comm, "main");
+	CHECK(prof_spool_stack(prof_tail_spool(t), b.samples[0].s.stack) != NULL);
+	prof_tail_free(t);
+	rm_test();
+}
+
+TEST(tail_names_a_sample_after_its_thread_at_that_time)
+{
+	struct prof_tail_batch b;
+	struct prof_tail *t;
+	struct gen g;
+
+	mkdir_test();
+	CHECK_INT(gen_open(&g, in_dir("n.spool"), false), ==, 0);
+	CHECK_INT(gen_samples(&g, 1), ==, 0);
+	CHECK_INT(prof_spool_rename_thread(g.w, g.main, g.t0 + 1500000, "renamed"), ==, 0);
+	CHECK_INT(gen_samples(&g, 1), ==, 0);
+	CHECK_INT(prof_spool_rename_thread(g.w, g.main, g.t0 + 2500000, ""), ==, 0);
+	CHECK_INT(gen_samples(&g, 1), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	CHECK_INT(prof_tail_open(in_dir("n.spool"), NULL, &t), ==, 0);
+	/* one batch holds all three: each keeps the name of its time */
+	CHECK_INT(prof_tail_poll(t, &b), ==, 3);
+	CHECK_STR(b.samples[0].comm, "main");
+	CHECK_STR(b.samples[1].comm, "renamed");
+	CHECK_STR(b.samples[2].comm, "app");	/* a thread without a name: its process's */
+	prof_tail_free(t);
+	rm_test();
+}
+
+TEST(tail_stops_when_the_file_shrinks)
+{
+	struct prof_tail_batch b;
+	struct prof_tail *t;
+	struct gen g;
+
+	mkdir_test();
+	CHECK_INT(gen_open(&g, in_dir("s.spool"), false), ==, 0);
+	CHECK_INT(gen_samples(&g, 20), ==, 0);
+	CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
+	CHECK_INT(prof_tail_open(in_dir("s.spool"), NULL, &t), ==, 0);
+	CHECK_INT(poll_all(t, &b), ==, 20);
+	CHECK_INT(truncate(in_dir("s.spool"), 100), ==, 0);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
+	CHECK_INT(b.state, ==, PROF_TAIL_SHRUNK);
+	CHECK(strstr(b.reason, "shrank") != NULL);
+	CHECK(prof_tail_state_is_final(b.state));
+	/* and it stays stopped, even when the file grows again */
+	CHECK_INT(gen_samples(&g, 20), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
+	CHECK_INT(b.state, ==, PROF_TAIL_SHRUNK);
+	prof_tail_free(t);
+	rm_test();
+}
+
+TEST(tail_stops_before_a_corrupt_block)
+{
+	struct prof_tail_batch b;
+	struct prof_tail_stats st;
+	struct prof_tail *t;
+	struct stat s1, s2;
+	struct gen g;
+	char byte;
+	int fd;
+
+	mkdir_test();
+	CHECK_INT(gen_open(&g, in_dir("c.spool"), false), ==, 0);
+	CHECK_INT(gen_samples(&g, 10), ==, 0);
+	CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
+	CHECK_INT(stat(in_dir("c.spool"), &s1), ==, 0);
+	CHECK_INT(gen_samples(&g, 10), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	CHECK_INT(stat(in_dir("c.spool"), &s2), ==, 0);
+	/* a byte of the payload of the block after the first ten samples */
+	fd = open(in_dir("c.spool"), O_RDWR);
+	CHECK(fd >= 0);
+	CHECK_INT(pread(fd, &byte, 1, s1.st_size + 30), ==, 1);
+	byte ^= 0x40;
+	CHECK_INT(pwrite(fd, &byte, 1, s1.st_size + 30), ==, 1);
+	close(fd);
+	CHECK(s2.st_size > s1.st_size + 30);
+	CHECK_INT(prof_tail_open(in_dir("c.spool"), NULL, &t), ==, 0);
+	CHECK_INT(poll_all(t, &b), ==, 10);
+	CHECK_INT(b.state, ==, PROF_TAIL_CORRUPT);
+	CHECK(strstr(b.reason, "checksum mismatch") != NULL);
+	prof_tail_stats(t, &st);
+	CHECK_INT(st.offset, ==, s1.st_size);
+	prof_tail_free(t);
+	rm_test();
+}
+
+/* Poll T and write what it hands out to F, a line a sample; false on an error. */
+static bool render(struct prof_tail *t, struct prof_tail_batch *b, FILE *f)
+{
+	size_t i;
+	int r = prof_tail_poll(t, b);
+
+	for (i = 0; r > 0 && i < (size_t)r; i++)
+		fprintf(f, "%llu %u %u %d %d %s\n", (unsigned long long)b->samples[i].s.time_ns,
+			b->samples[i].s.thread, b->samples[i].s.stack, b->samples[i].pid,
+			b->samples[i].tid, b->samples[i].comm);
+	return r >= 0;
+}
+
+TEST(tail_of_a_file_written_a_byte_at_a_time_reads_as_the_whole)
+{
+	struct prof_tail_opts o = { .sz = sizeof(o), .max_batch = 3 };
+	char *whole = NULL, *trickled = NULL;
+	size_t wlen = 0, tlen = 0, i;
+	struct membuf mb = { 0 };
+	struct prof_tail_batch b;
+	struct prof_tail *t;
+	FILE *fw, *ft;
+	bool waited = false, cut = false;
+	int fd;
+
+	mkdir_test();
+	write_rich(&mb, 64, true);	/* small blocks: many of them */
+	fd = open(in_dir("whole.spool"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK_INT(write(fd, mb.p, mb.len), ==, mb.len);
+	close(fd);
+	fw = open_memstream(&whole, &wlen);
+	CHECK_INT(prof_tail_open(in_dir("whole.spool"), &o, &t), ==, 0);
+	do
+		CHECK(render(t, &b, fw));
+	while (b.more || !prof_tail_state_is_final(b.state));
+	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	prof_tail_free(t);
+	fclose(fw);
+
+	ft = open_memstream(&trickled, &tlen);
+	CHECK_INT(prof_tail_open(in_dir("trickled.spool"), &o, &t), ==, 0);
+	fd = open(in_dir("trickled.spool"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	for (i = 0; i < mb.len; i++) {
+		CHECK_INT(write(fd, mb.p + i, 1), ==, 1);
+		do
+			CHECK(render(t, &b, ft));
+		while (b.more);
+		/* never a false alarm on a block that is still being written */
+		CHECK(!prof_tail_state_is_final(b.state) || i + 1 == mb.len);
+		waited |= b.state == PROF_TAIL_WAITING;
+		cut |= b.state == PROF_TAIL_CUT;
+	}
+	close(fd);
+	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	CHECK(waited && cut);
+	prof_tail_free(t);
+	fclose(ft);
+	CHECK(wlen > 0);
+	CHECK_STR(trickled, whole);
+	free(whole);
+	free(trickled);
+	free(mb.p);
+	rm_test();
+}
+
+TEST(tail_follows_a_recording_s_temporary_file_through_its_rename)
+{
+	struct prof_tail_batch b;
+	struct prof_tail_stats st;
+	struct prof_tail *t;
+	struct gen g, old;
+	char tmp[64];
+
+	mkdir_test();
+	/* an older finished spool under the final name ... */
+	CHECK_INT(gen_open(&old, in_dir("r.spool"), false), ==, 0);
+	CHECK_INT(gen_samples(&old, 50), ==, 0);
+	CHECK_INT(gen_finish(&old), ==, 0);
+	/* ... and a recording in progress (this process is alive) */
+	snprintf(tmp, sizeof(tmp), ".r.spool.tmp.%d", (int)getpid());
+	CHECK_INT(gen_open(&g, in_dir(tmp), false), ==, 0);
+	CHECK_INT(gen_samples(&g, 5), ==, 0);
+	CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
+	CHECK_INT(prof_tail_open(in_dir("r.spool"), NULL, &t), ==, 0);
+	CHECK_INT(poll_all(t, &b), ==, 5);
+	prof_tail_stats(t, &st);
+	CHECK_STR(st.path, in_dir(tmp));
+	CHECK_INT(rename(in_dir(tmp), in_dir("r.spool")), ==, 0);
+	CHECK_INT(gen_samples(&g, 2), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	CHECK_INT(poll_all(t, &b), ==, 2);
+	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	prof_tail_free(t);
+	rm_test();
+}
+
+/* A pid that no process has now: a child, reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+TEST(tail_takes_a_dead_recording_s_file_only_when_it_is_newer)
+{
+	struct timespec old_time[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
+	struct prof_tail_stats st;
+	struct prof_tail *t;
+	struct gen g;
+	char tmp[64];
+
+	mkdir_test();
+	snprintf(tmp, sizeof(tmp), ".d.spool.tmp.%d", (int)dead_pid());
+	CHECK_INT(gen_open(&g, in_dir(tmp), false), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	/* alone: the killed recording is what there is to show */
+	CHECK_INT(prof_tail_open(in_dir("d.spool"), NULL, &t), ==, 0);
+	prof_tail_stats(t, &st);
+	CHECK_STR(st.path, in_dir(tmp));
+	prof_tail_free(t);
+	/* older than a finished spool under the final name: that one */
+	CHECK_INT(gen_open(&g, in_dir("d.spool"), false), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	CHECK_INT(utimensat(AT_FDCWD, in_dir(tmp), old_time, 0), ==, 0);
+	CHECK_INT(prof_tail_open(in_dir("d.spool"), NULL, &t), ==, 0);
+	prof_tail_stats(t, &st);
+	CHECK_STR(st.path, in_dir("d.spool"));
+	prof_tail_free(t);
+	/* names that only look alike are not temporary files */
+	CHECK_INT(rename(in_dir(tmp), in_dir(".d.spool.tmp.12x")), ==, 0);
+	CHECK_INT(unlink(in_dir("d.spool")), ==, 0);
+	CHECK_INT(prof_tail_open(in_dir("d.spool"), NULL, &t), ==, 0);
+	prof_tail_stats(t, &st);
+	CHECK(st.path == NULL);
+	prof_tail_free(t);
+	rm_test();
+}
+
+TEST(tail_discard_punches_holes_only_for_a_recorder_s_tail)
+{
+	struct prof_tail_batch b;
+	struct prof_tail *t;
+	struct stat before, after;
+	struct gen g;
+	size_t i;
+	int fd;
+
+	mkdir_test();
+	CHECK_INT(gen_open(&g, in_dir("h.spool"), true), ==, 0);
+	for (i = 0; i < 64; i++) {	/* a few hundred KiB in blocks */
+		CHECK_INT(gen_samples(&g, 2000), ==, 0);
+		CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
+	}
+	CHECK_INT(prof_tail_open(in_dir("h.spool"), NULL, &t), ==, 0);
+	CHECK_INT(poll_all(t, &b), ==, 128000);
+	CHECK_INT(stat(in_dir("h.spool"), &before), ==, 0);
+	/* standalone: nothing happens */
+	CHECK_INT(prof_tail_discard_consumed(t), ==, 0);
+	CHECK_INT(stat(in_dir("h.spool"), &after), ==, 0);
+	CHECK_INT(after.st_blocks, ==, before.st_blocks);
+	/* as a recorder's tail has it: a descriptor to write through */
+	fd = open(in_dir("h.spool"), O_RDWR);
+	CHECK(fd >= 0);
+	t->wfd = fd;
+	CHECK_INT(prof_tail_discard_consumed(t), ==, 0);
+	CHECK_INT(stat(in_dir("h.spool"), &after), ==, 0);
+	CHECK_INT(after.st_size, ==, before.st_size);
+	CHECK_INT(after.st_blocks * 4, <, before.st_blocks);
+	/* what was not read yet stays: the writer goes on, the tail reads it */
+	CHECK_INT(gen_samples(&g, 3), ==, 0);
+	CHECK_INT(gen_finish(&g), ==, 0);
+	CHECK_INT(poll_all(t, &b), ==, 3);
+	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	prof_tail_free(t);
+	rm_test();
+}
+
+/* ---- views ---------------------------------------------------------------- */
+
+/* The output of a view of format FORMAT over the spool at PATH, read whole. */
+static char *view_of(const char *path, enum prof_tail_format format)
+{
+	struct prof_tail_view_opts vo = { .sz = sizeof(vo), .format = format, .title = "x.spool" };
+	struct prof_tail_view *v;
+	struct prof_tail_batch b;
+	struct prof_tail *t;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f || prof_tail_open(path, NULL, &t) < 0 || prof_tail_view_new(&vo, &v) < 0)
+		abort();
+	do {
+		if (prof_tail_poll(t, &b) < 0 || prof_tail_view_add(v, t, &b, f) < 0)
+			abort();
+	} while (b.more || !prof_tail_state_is_final(b.state));
+	if (prof_tail_view_print(v, t, f) < 0)
+		abort();
+	prof_tail_view_free(v);
+	prof_tail_free(t);
+	fclose(f);
+	return out;
+}
+
+static int gen_view_spool(const char *path)
+{
+	struct gen g;
+
+	if (gen_open(&g, path, false) < 0 || gen_samples(&g, 7) < 0)
+		return -1;
+	if (prof_spool_add_sample(g.w, &(struct prof_sample){ .time_ns = g.t0 + 8000001,
+				  .thread = g.main }) < 0)
+		return -1;
+	prof_spool_add_lost(g.w, &(struct prof_lost){ .time_ns = g.t0 + 8000002,
+						       .kind = PROF_LOST_SAMPLES, .count = 2 });
+	return gen_finish(&g);
+}
+
+TEST(tail_view_samples_prints_a_line_per_sample)
+{
+	char *out;
+
+	mkdir_test();
+	CHECK_INT(gen_view_spool(in_dir("v.spool")), ==, 0);
+	out = view_of(in_dir("v.spool"), PROF_TAIL_SAMPLES);
+	CHECK_STR(out, "0.001000 17 18 main root_fn;mid_fn;leaf_fn\n"
+		       "0.002000 17 18 main root_fn;mid_fn;leaf_fn\n"
+		       "0.003000 17 18 main root_fn;mid_fn;leaf_fn\n"
+		       "0.004000 17 19 worker root_fn;mid_fn\n"
+		       "0.005000 17 18 main root_fn;mid_fn;leaf_fn\n"
+		       "0.006000 17 18 main root_fn;mid_fn;leaf_fn\n"
+		       "0.007000 17 18 main root_fn;mid_fn;leaf_fn\n"
+		       "0.008000 17 18 main [empty stack]\n");
+	free(out);
+	rm_test();
+}
+
+TEST(tail_view_json_prints_an_object_per_interval)
+{
+	char *out;
+
+	mkdir_test();
+	CHECK_INT(gen_view_spool(in_dir("v.spool")), ==, 0);
+	out = view_of(in_dir("v.spool"), PROF_TAIL_JSON);
+	CHECK_STR(out, "{\"time\":0.008000,\"state\":\"finished\",\"interval\":{\"seconds\":0.007000,"
+		       "\"samples\":8,\"rate\":1142.9,\"lost\":2},\"all\":{\"samples\":8,\"lost\":2,"
+		       "\"skipped\":0},\"processes\":1,\"threads\":2,\"functions\":["
+		       "{\"function\":\"leaf_fn\",\"module\":\"app\",\"last\":6,\"all\":6},"
+		       "{\"function\":\"[empty stack]\",\"module\":\"\",\"last\":1,\"all\":1},"
+		       "{\"function\":\"mid_fn\",\"module\":\"app\",\"last\":1,\"all\":1}]}\n");
+	free(out);
+	rm_test();
+}
+
+TEST(tail_view_top_prints_a_block_per_interval)
+{
+	char *out;
+
+	mkdir_test();
+	CHECK_INT(gen_view_spool(in_dir("v.spool")), ==, 0);
+	out = view_of(in_dir("v.spool"), PROF_TAIL_TOP);
+	CHECK_STR(out, "prof tail: x.spool, finished, 0.0 s recorded, 1 process and 2 threads alive\n"
+		       "last 0.0 s: 8 samples (1143/s), 2 lost; all: 8 samples, 2 lost\n"
+		       "     last  self%       all  self%  function       module\n"
+		       "        6  75.0%         6  75.0%  leaf_fn        app\n"
+		       "        1  12.5%         1  12.5%  [empty stack]  \n"
+		       "        1  12.5%         1  12.5%  mid_fn         app\n"
+		       "\n");
+	free(out);
+	rm_test();
+}
+
+TEST(tail_view_counts_intervals_apart_and_drops_them_when_printed)
+{
+	struct prof_tail_view_opts vo = { .sz = sizeof(vo), .format = PROF_TAIL_JSON };
+	struct prof_tail_view *v;
+	struct prof_tail_batch b;
+	struct prof_tail *t;
+	char *out = NULL;
+	size_t len = 0;
+	struct gen g;
+	FILE *f;
+
+	mkdir_test();
+	CHECK_INT(gen_open(&g, in_dir("i.spool"), false), ==, 0);
+	CHECK_INT(gen_samples(&g, 4), ==, 0);
+	CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
+	CHECK_INT(prof_tail_open(in_dir("i.spool"), NULL, &t), ==, 0);
+	CHECK_INT(prof_tail_view_new(&vo, &v), ==, 0);
+	f = open_memstream(&out, &len);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 4);
+	CHECK_INT(prof_tail_view_add(v, t, &b, f), ==, 0);
+	CHECK_INT(prof_tail_view_print(v, t, f), ==, 0);
+	/* an interval with nothing new: zero counts, the totals stay */
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
+	CHECK_INT(prof_tail_view_add(v, t, &b, f), ==, 0);
+	CHECK_INT(prof_tail_view_print(v, t, f), ==, 0);
+	fclose(f);
+	CHECK(strstr(out, "\"interval\":{\"seconds\":0.003000,\"samples\":4,") != NULL);
+	CHECK(strstr(out, "{\"function\":\"leaf_fn\",\"module\":\"app\",\"last\":3,\"all\":3}") != NULL);
+	CHECK(strstr(out, "\n{\"time\":0.004000,\"state\":\"running\",\"interval\":{\"seconds\":0.000000,"
+			  "\"samples\":0,\"rate\":0.0,\"lost\":0},\"all\":{\"samples\":4,") != NULL);
+	CHECK(strstr(out, "{\"function\":\"leaf_fn\",\"module\":\"app\",\"last\":0,\"all\":3}") != NULL);
+	CHECK_INT(prof_tail_format_parse("json"), ==, PROF_TAIL_JSON);
+	CHECK_INT(prof_tail_format_parse("folded"), ==, -EINVAL);
+	CHECK_STR(prof_tail_format_name(PROF_TAIL_SAMPLES), "samples");
+	free(out);
+	prof_tail_view_free(v);
+	prof_tail_free(t);
+	prof_spool_writer_close(g.w);
+	rm_test();
+}
