@@ -37,6 +37,7 @@ struct sym_file {
 	struct elf_file elf;
 	struct dwinfo dw;	/* its DWARF, from wherever debuginfo_find() found it */
 	char *problem;		/* why its names may be wrong or missing; NULL: none */
+	bool unreadable;	/* the problem is that it cannot be read at all */
 	bool ok;		/* opened and read */
 	bool dwarf;		/* dw holds DWARF */
 	bool warned;		/* problem was logged */
@@ -255,8 +256,8 @@ static int open_file(struct prof_symbolizer *s, struct sym_file *f, const struct
 	int r;
 
 	if (elf_file_open(m->path, &f->elf) < 0) {
-		r = asprintf(&f->problem, "%s; its frames are shown as file offsets",
-			     prof_errmsg());
+		f->unreadable = true;
+		r = asprintf(&f->problem, "%s", prof_errmsg());
 		prof_errmsg_clear();
 		return r < 0 ? error_setx(-ENOMEM, "out of memory") : 0;
 	}
@@ -266,19 +267,29 @@ static int open_file(struct prof_symbolizer *s, struct sym_file *f, const struct
 	     memcmp(f->elf.build_id, m->build_id, m->build_id_len))) {
 		hex_id(want, sizeof(want), m->build_id, m->build_id_len);
 		hex_id(have, sizeof(have), f->elf.build_id, f->elf.build_id_len);
-		r = asprintf(&f->problem, "'%s' has build-id %s, not the recorded %s: its "
-			     "function names may be wrong", m->path, have, want);
+		r = asprintf(&f->problem, "'%s' has build-id %s, not the recorded %s", m->path,
+			     have, want);
 		return r < 0 ? error_setx(-ENOMEM, "out of memory") : 0;
 	}
 	return open_debuginfo(s, f, m);
 }
 
-/* Warn, once, of what is wrong with F, now that a name is taken from it. */
-static void warn_file(struct sym_file *f)
+/*
+ * Warn, once, of what is wrong with F.  NAMED: the spool carries the names
+ * of its frames, so they stay right; what is lost is the file's check, and
+ * its inline frames and lines.
+ */
+static void warn_file(struct sym_file *f, bool named)
 {
 	if (!f || !f->problem || f->warned)
 		return;
-	pr_warn("%s", f->problem);
+	if (named)
+		pr_warn("%s: using the names the spool carries (no inline frames or lines)",
+			f->problem);
+	else if (f->unreadable)
+		pr_warn("%s; its frames are shown as file offsets", f->problem);
+	else
+		pr_warn("%s: its function names may be wrong", f->problem);
 	f->warned = true;
 }
 
@@ -538,8 +549,7 @@ static int resolve_user(struct prof_symbolizer *s, const struct prof_frame *f,
 	err = module_file(s, m, &file);
 	if (err < 0)
 		return err;
-	if (!named)
-		warn_file(file);
+	warn_file(file, named);
 	return resolve_elf(s, f, basename_of(m->path), named ? &sym : NULL, file, ret, ret_n);
 }
 

@@ -116,3 +116,17 @@ nobody_copy() {
 	hits=$(count_matching ';main;ladder_a;ladder_b;ladder_c;ladder_d$' gone.folded)
 	[ "$hits" -ge 100 ] || fail "ladder chain in $hits samples"
 }
+
+@test "a spool reported after its binary was rebuilt warns, and names frames from what it carries" {
+	cp "$T/ladder" ./app
+	"$PROF" record -q -o app.spool -- ./app 0.3 >/dev/null
+	cp "$T/recursion" ./app	# "rebuilt": another program at the same path
+	run -0 --separate-stderr "$PROF" report --format=folded app.spool
+	assert_regex "$stderr" "^prof: warning: '$BATS_TEST_TMPDIR/app' has build-id [0-9a-f]+, not the recorded [0-9a-f]+: using the names the spool carries \(no inline frames or lines\)$"
+	assert_output --partial ";main;ladder_a;ladder_b;ladder_c;ladder_d "
+	refute_output --partial "recurse"
+	rm ./app
+	run -0 --separate-stderr "$PROF" report --format=folded app.spool
+	assert_equal "$stderr" "prof: warning: cannot open '$BATS_TEST_TMPDIR/app': No such file or directory: using the names the spool carries (no inline frames or lines)"
+	assert_output --partial ";main;ladder_a;ladder_b;ladder_c;ladder_d "
+}
