@@ -92,7 +92,8 @@ int capture_module(struct capture *c, uint32_t id, const struct as_module *m)
 	void *p = c->mods;
 	int r;
 
-	if (!m->open_path || m->vdso || !m->elf_ok)
+	/* the vDSO too: its image is a copy of prof's own, identical on this kernel */
+	if (!m->open_path || !m->elf_ok)
 		return 0;
 	r = capture_file(c, m, &cm.file);
 	if (r >= 0)
