@@ -22,7 +22,18 @@ enum {
 	OPT_NO_DEMANGLE,
 	OPT_DEBUG_DIR,
 	OPT_DEBUGINFOD,
+	OPT_PID,
+	OPT_TID,
+	OPT_COMM,
+	OPT_TIME,
+	OPT_NO_KERNEL,
+	OPT_FOCUS,
+	OPT_EXCLUDE,
+	OPT_DIFF,
+	OPT_FAIL_ABOVE,
 };
+
+enum { EXIT_GREW = 3 };	/* --fail-above: a function's share grew more than allowed */
 
 struct report_args {
 	const char *path;
@@ -32,10 +43,15 @@ struct report_args {
 	struct prof_report_opts opts;
 	struct prof_symbolizer_opts sym;
 	char *debug_dirs;		/* every --debug-dir, joined with ':' */
+	struct prof_filter_opts filter_opts;
+	struct prof_filter *filter;
+	bool diff;
+	const char *new_path;		/* --diff: the second spool */
+	double fail_above;		/* < 0: none */
 };
 
 static const struct argp_option report_options[] = {
-	{ "format", OPT_FORMAT, "FORMAT", 0, "top (the default), tree or folded", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0, "top, tree, folded, json, perf-script, pprof or speedscope", 0 },
 	{ "limit", OPT_LIMIT, "N", 0, "list N functions in top (default 30, 0 all)", 0 },
 	{ "min-percent", OPT_MIN_PERCENT, "PCT", 0,
 	  "hide what has under PCT% of samples (default 0.5)", 0 },
@@ -50,6 +66,23 @@ static const struct argp_option report_options[] = {
 	{ "debuginfod", OPT_DEBUGINFOD, NULL, 0,
 	  "download missing debug info from DEBUGINFOD_URLS (each lookup bounded by "
 	  "DEBUGINFOD_TIMEOUT, default 30 s)", 0 },
+	{ "pid", OPT_PID, "PID,...", 0, "only the samples of these processes", 0 },
+	{ "tid", OPT_TID, "TID,...", 0, "only the samples of these threads", 0 },
+	{ "comm", OPT_COMM, "NAME,...", 0,
+	  "only the samples of threads, or processes, of these names", 0 },
+	{ "time", OPT_TIME, "START,END", 0,
+	  "only the samples from START to END seconds into the recording (either may be "
+	  "empty)", 0 },
+	{ "no-kernel", OPT_NO_KERNEL, NULL, 0, "leave out kernel frames", 0 },
+	{ "focus", OPT_FOCUS, "REGEX", 0,
+	  "only the stacks through a function matching REGEX (extended)", 0 },
+	{ "exclude", OPT_EXCLUDE, "REGEX", 0,
+	  "leave out the stacks through a function matching REGEX (extended)", 0 },
+	{ "diff", OPT_DIFF, NULL, 0,
+	  "compare two spools, BASE and NEW: each function's share in both (top, json) or "
+	  "each stack's two counts (folded)", 0 },
+	{ "fail-above", OPT_FAIL_ABOVE, "PCT", 0,
+	  "with --diff, exit 3 when a share grew by more than PCT points", 0 },
 	{ "quiet", 'q', NULL, 0, "print no warnings", 0 },
 	{ "verbose", 'v', NULL, 0, "print more detail on stderr (repeat for debug)", 0 },
 	LIST_OPTIONS_ENTRY,
@@ -124,6 +157,56 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 	case OPT_DEBUGINFOD:
 		args->sym.debuginfod = true;
 		break;
+	case OPT_PID:
+		args->filter_opts.pids = arg;
+		break;
+	case OPT_TID:
+		args->filter_opts.tids = arg;
+		break;
+	case OPT_COMM:
+		args->filter_opts.comms = arg;
+		break;
+	case OPT_TIME:
+		args->filter_opts.time = arg;
+		break;
+	case OPT_NO_KERNEL:
+		args->filter_opts.no_kernel = true;
+		break;
+	case OPT_FOCUS:
+		args->filter_opts.focus = arg;
+		break;
+	case OPT_EXCLUDE:
+		args->filter_opts.exclude = arg;
+		break;
+	case OPT_DIFF:
+		args->diff = true;
+		break;
+	case OPT_FAIL_ABOVE:
+		args->fail_above = strtod(arg, &end);
+		if (end == arg || *end || !(args->fail_above >= 0.0) || args->fail_above > 100.0)
+			argp_error(state, "invalid --fail-above '%s': expected a percentage from 0 "
+				   "to 100", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!args->diff && args->new_path)
+			argp_error(state, "more than one spool given ('%s' and '%s')", args->path,
+				   args->new_path);
+		if (args->diff && !args->new_path)
+			argp_error(state, "--diff needs two spools, BASE and NEW");
+		if (!args->diff && args->fail_above >= 0.0)
+			argp_error(state, "--fail-above needs --diff");
+		if (args->diff && args->group_opt)
+			argp_error(state, "--diff and %s cannot be used together", args->group_opt);
+		if (args->diff && args->opts.format != PROF_REPORT_TOP &&
+		    args->opts.format != PROF_REPORT_FOLDED && args->opts.format != PROF_REPORT_JSON)
+			argp_error(state, "--diff prints top, folded or json, not %s",
+				   prof_report_format_name(args->opts.format));
+		r = prof_filter_new(&args->filter_opts, &args->filter);
+		if (r == -ENOMEM)
+			argp_failure(state, EXIT_FAIL, ENOMEM, "cannot parse the options");
+		if (r < 0)
+			argp_error(state, "%s", prof_errmsg());
+		break;
 	case 'q':
 		args->verbosity = 0;
 		break;
@@ -134,10 +217,12 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 		list_options(&report_argp);
 		break;
 	case ARGP_KEY_ARG:
+		if (args->path && args->new_path)
+			argp_error(state, "more than two spools given");
 		if (args->path)
-			argp_error(state, "more than one spool given ('%s' and '%s')", args->path,
-				   arg);
-		args->path = arg;
+			args->new_path = arg;
+		else
+			args->path = arg;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -148,7 +233,7 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 static struct argp report_argp = {
 	.options = report_options,
 	.parser = parse_report,
-	.args_doc = "[FILE]",
+	.args_doc = "[FILE]\n--diff BASE NEW",
 	.doc = "Print the profile recorded in FILE (default: prof.spool): the functions "
 	       "that ran most (top), the call tree (tree), or folded stacks for flame graphs "
 	       "(folded)."
@@ -164,49 +249,110 @@ static struct argp report_argp = {
 	       "--by-thread and --by-process split the report: top and tree print a section "
 	       "per thread or process, most samples first, with percents of all samples; "
 	       "folded puts a root frame NAME-TID or COMM-PID above each stack.\n\n"
+	       "The filters (--pid, --tid, --comm, --time, --no-kernel, --focus, --exclude) "
+	       "apply to every format; given together, a sample must pass them all.\n\n"
+	       "--diff compares two spools read with the same filters: each function's "
+	       "self samples as a percent of each, and the change, biggest first.\n\n"
 	       "Exit status: 0 success (also for a partial spool), 1 the spool cannot be "
-	       "read or the report cannot be written, 64 usage error.",
+	       "read, the report cannot be written, or no sample passes the filters, 3 "
+	       "with --fail-above, a share grew by more than allowed, 64 usage error.",
 };
 
-static double pct(uint64_t part, uint64_t whole)
+static void print_warning(const char *msg, void *ctx)
 {
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+	(void)ctx;
+	warn_msg("%s", msg);
 }
 
-/* Say, one line each, why the profile read from SP may not be trustworthy. */
-static void warn_spool(struct prof_spool *sp, const char *path)
+/* Whether FORMAT is written as the spool is read, not from a profile. */
+static bool streamed(enum prof_report_format format)
 {
-	const struct prof_counters *c = prof_spool_counters(sp);
-	struct prof_spool_status st;
-	uint64_t lost;
+	return format == PROF_REPORT_PERF_SCRIPT || format == PROF_REPORT_PPROF;
+}
 
-	prof_spool_status(sp, &st);
-	switch (st.state) {
-	case PROF_SPOOL_FINISHED:
-		break;
-	case PROF_SPOOL_READING:
-		warn_msg("spool '%s' has no trailer: the recording is still running or was killed",
-			 path);
-		break;
-	case PROF_SPOOL_CUT:
-		warn_msg("spool '%s' is cut short (%s): showing its %" PRIu64 " complete blocks",
-			 path, st.reason, st.blocks);
-		break;
-	case PROF_SPOOL_CORRUPT:
-		warn_msg("spool '%s' is damaged (%s): showing the %" PRIu64 " valid blocks before it",
-			 path, st.reason, st.blocks);
-		break;
+/* One spool read: its reader, symbolizer, profile and filter. */
+struct side {
+	const char *path;
+	struct prof_spool *sp;
+	struct prof_symbolizer *sym;
+	struct prof_profile *prof;
+	struct prof_filter *filter;
+	uint64_t kept;
+};
+
+static void side_free(struct side *s)
+{
+	prof_filter_free(s->filter);
+	prof_symbolizer_free(s->sym);
+	prof_profile_free(s->prof);
+	prof_spool_close(s->sp);
+}
+
+/*
+ * Open S->path and count its samples that pass the filters, or write them
+ * at once in a streamed format.  0, or -errno with the error printed.
+ */
+static int side_read(struct side *s, struct report_args *args)
+{
+	int r;
+
+	r = prof_spool_open(s->path, &s->sp);
+	if (r < 0)
+		goto fail;
+	/* first, so that a --debuginfod that cannot work fails before any reading */
+	r = prof_symbolizer_new_opts(s->sp, &args->sym, &s->sym);
+	if (r == 0)
+		r = prof_filter_new(&args->filter_opts, &s->filter);
+	if (r == 0)
+		r = prof_profile_new(&s->prof);
+	if (r == 0)
+		r = prof_profile_group_by(s->prof, args->group_by);
+	if (r == 0 && args->opts.format == PROF_REPORT_PERF_SCRIPT && !args->diff)
+		r = prof_report_perf_script(stdout, s->sp, s->sym, s->filter, &s->kept);
+	else if (r == 0 && args->opts.format == PROF_REPORT_PPROF && !args->diff)
+		r = prof_report_pprof(stdout, s->sp, s->sym, s->filter, &s->kept);
+	else if (r == 0)
+		r = prof_profile_read_filtered(s->prof, s->sp, s->filter, s->sym);
+	if (r == 0 && (args->diff || !streamed(args->opts.format)))
+		s->kept = prof_profile_samples(s->prof);
+	if (r < 0)
+		goto fail;
+	if (prof_filter_active(s->filter) && !s->kept) {
+		err_msg("no sample %s%s%smatches the filters", args->diff ? "of '" : "",
+			args->diff ? s->path : "", args->diff ? "' " : "");
+		return -ENOENT;
 	}
-	if (!c)
-		return;
-	lost = prof_counters_lost_total(c);
-	if (lost)
-		warn_msg("%" PRIu64 " events were lost (%.1f%% of samples and losses)%s", lost,
-			 pct(lost, c->samples + lost),
-			 pct(lost, c->samples + lost) > 1.0 ? ": the profile may be skewed" : "");
-	if (pct(c->truncated_stacks + c->empty_stacks, c->samples) > 5.0)
-		warn_msg("%.1f%% of stacks are incomplete: callers may be missing",
-			 pct(c->truncated_stacks + c->empty_stacks, c->samples));
+	return 0;
+fail:
+	err_msg("%s", prof_errmsg());
+	return r;
+}
+
+static int run_diff(struct report_args *args)
+{
+	struct side s[2] = { { .path = args->path }, { .path = args->new_path } };
+	struct prof_report_diff_side d[2];
+	double grew = 0.0;
+	int r = 0, i;
+
+	for (i = 0; i < 2 && r == 0; i++) {
+		r = side_read(&s[i], args);
+		d[i] = (struct prof_report_diff_side){ .name = s[i].path, .spool = s[i].sp,
+						       .profile = s[i].prof, .sym = s[i].sym };
+	}
+	if (r == 0) {
+		r = prof_report_diff(stdout, d, args->opts.format, &grew);
+		if (r < 0)
+			err_msg("%s", prof_errmsg());
+	}
+	for (i = 0; i < 2; i++) {
+		if (r == 0)
+			prof_report_warnings(s[i].sp, s[i].path, print_warning, NULL);
+		side_free(&s[i]);
+	}
+	if (r < 0)
+		return EXIT_FAIL;
+	return args->fail_above >= 0.0 && grew > args->fail_above ? EXIT_GREW : EXIT_OK;
 }
 
 static int run_report(int argc, char **argv)
@@ -215,41 +361,36 @@ static int run_report(int argc, char **argv)
 		.verbosity = 1,
 		.opts = { .sz = sizeof(args.opts), .min_percent = 0.5 },
 		.sym = { .sz = sizeof(args.sym) },
+		.filter_opts = { .sz = sizeof(args.filter_opts) },
+		.fail_above = -1.0,
 	};
-	struct prof_symbolizer *sym = NULL;
-	struct prof_profile *prof = NULL;
-	struct prof_spool *sp;
+	struct side s = { 0 };
 	int r;
 
 	argp_parse(&report_argp, argc, argv, 0, NULL, &args);
+	prof_filter_free(args.filter);	/* it checked the options; each spool gets its own */
 	if (!args.path)
 		args.path = "prof.spool";
 	args.opts.title = args.path;
 	set_verbosity(args.verbosity);
-
-	r = prof_spool_open(args.path, &sp);
-	if (r < 0) {
-		err_msg("%s", prof_errmsg());
+	if (args.diff) {
+		r = run_diff(&args);
 		free(args.debug_dirs);
-		return EXIT_FAIL;
+		return r;
 	}
-	/* first, so that a --debuginfod that cannot work fails before any reading */
-	r = prof_symbolizer_new_opts(sp, &args.sym, &sym);
+	/* speedscope's file holds a profile per thread, or per process */
+	if (args.opts.format == PROF_REPORT_SPEEDSCOPE && args.group_by == PROF_GROUP_NONE)
+		args.group_by = PROF_GROUP_THREAD;
+	s.path = args.path;
+	r = side_read(&s, &args);
+	if (r == 0 && !streamed(args.opts.format)) {
+		r = prof_report_write(stdout, s.sp, s.prof, s.sym, &args.opts);
+		if (r < 0)
+			err_msg("%s", prof_errmsg());
+	}
 	if (r == 0)
-		r = prof_profile_new(&prof);
-	if (r == 0)
-		r = prof_profile_group_by(prof, args.group_by);
-	if (r == 0)
-		r = prof_profile_read(prof, sp);
-	if (r == 0)
-		r = prof_report_write(stdout, sp, prof, sym, &args.opts);
-	if (r < 0)
-		err_msg("%s", prof_errmsg());
-	else
-		warn_spool(sp, args.path);
-	prof_symbolizer_free(sym);
-	prof_profile_free(prof);
-	prof_spool_close(sp);
+		prof_report_warnings(s.sp, s.path, print_warning, NULL);
+	side_free(&s);
 	free(args.debug_dirs);
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
 }

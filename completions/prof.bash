@@ -69,13 +69,13 @@ _prof_record()
 
 _prof_report()
 {
-	local opts='--format --limit --min-percent --by-thread --by-process --lines --no-demangle --debug-dir --debuginfod --quiet -q --verbose -v --help --usage --version'
+	local opts='--format --limit --min-percent --by-thread --by-process --lines --no-demangle --debug-dir --debuginfod --pid --tid --comm --time --no-kernel --focus --exclude --diff --fail-above --quiet -q --verbose -v --help --usage --version'
 
 	# bash splits --format=VALUE at the =, which becomes a word of its own
 	[[ $prev == = ]] && prev=${words[cword - 2]}
 	case $prev in
 	--format)
-		__prof_words 'top tree folded'
+		__prof_words 'top tree folded json perf-script pprof speedscope'
 		return
 		;;
 	--debug-dir)
@@ -83,7 +83,7 @@ _prof_report()
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return
 		;;
-	--limit | --min-percent)
+	--limit | --min-percent | --pid | --tid | --comm | --time | --focus | --exclude | --fail-above)
 		return
 		;;
 	esac

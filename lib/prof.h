@@ -592,14 +592,72 @@ uint64_t prof_profile_last_ns(const struct prof_profile *p);
 
 void prof_profile_free(struct prof_profile *p);
 
+/*
+ * A filter: which samples a report keeps, decided as the spool is read, so
+ * that memory grows with the distinct stacks kept, not with the samples.
+ */
+struct prof_filter;
+
+struct prof_filter_opts {
+	size_t sz;			/* sizeof(struct prof_filter_opts) */
+	const char *pids;		/* "PID,PID...": only these processes; NULL any */
+	const char *tids;		/* "TID,TID...": only these threads; NULL any */
+	const char *comms;		/* "NAME,NAME...": only threads so named, or of a
+					 * process whose comm is so named (at the sample) */
+	const char *time;		/* "START,END": seconds from the recording's start
+					 * (its metadata's mono_start_ns, else the first
+					 * sample), both included; either may be empty */
+	bool no_kernel;			/* cut the kernel frames off each stack (a stack of
+					 * kernel frames only becomes the empty stack) */
+	const char *focus;		/* POSIX extended regex: keep only the stacks with a
+					 * function (inlined ones included) it matches */
+	const char *exclude;		/* the same: drop the stacks with such a function */
+};
+
+/*
+ * A filter of OPTS (NULL: keeps everything).  0 and *ret, or -EINVAL (a
+ * list, range or regex that does not parse; the message says which),
+ * -ENOMEM.
+ */
+int prof_filter_new(const struct prof_filter_opts *opts, struct prof_filter **ret);
+
+/* Whether F (NULL: none) leaves out anything at all. */
+bool prof_filter_active(const struct prof_filter *f);
+
+/*
+ * Whether sample S, just read from SP, is kept: 1 and *RET_STACK (its
+ * stack, less the kernel frames with no_kernel), 0 if not, or -errno (a
+ * symbolizer error, -EINVAL for a stack SP does not define, -ENOMEM).
+ * SYM names the frames for focus and exclude.
+ */
+int prof_filter_sample(struct prof_filter *f, const struct prof_spool *sp,
+		       struct prof_symbolizer *sym, const struct prof_sample *s,
+		       uint32_t *ret_stack);
+
+void prof_filter_free(struct prof_filter *f);
+
+/*
+ * prof_profile_read() keeping only the samples F keeps (F NULL: all), with
+ * their stacks as F gives them.  Returns as it does.
+ */
+int prof_profile_read_filtered(struct prof_profile *p, struct prof_spool *sp,
+			       struct prof_filter *f, struct prof_symbolizer *sym);
+
 enum prof_report_format {
 	PROF_REPORT_TOP = 0,	/* header, then functions by self samples */
 	PROF_REPORT_TREE,	/* header, then the call tree from the roots */
 	PROF_REPORT_FOLDED,	/* "root;...;leaf COUNT" lines, no header */
+	PROF_REPORT_JSON,	/* one JSON object, the schema of prof-report(1) */
+	PROF_REPORT_PERF_SCRIPT,/* each sample as `perf script` prints it: see
+				 * prof_report_perf_script(), not prof_report_write() */
+	PROF_REPORT_PPROF,	/* gzip'd profile.proto: prof_report_pprof() */
+	PROF_REPORT_SPEEDSCOPE,	/* speedscope's JSON, a profile per group: needs a
+				 * profile grouped by thread or process */
 	PROF_REPORT__COUNT
 };
 
-/* The name of a format ("top", "tree", "folded"), or NULL. */
+/* The name of a format ("top", "tree", "folded", "json", "perf-script", "pprof",
+ * "speedscope"), or NULL. */
 const char *prof_report_format_name(unsigned format);
 
 /* The format named NAME, or -EINVAL (with the message set). */
@@ -644,12 +702,79 @@ struct prof_report_opts {
  * "COMM-PID" (spaces in the name become '_', as stackcollapse-perf.pl
  * --tid/--pid does; an empty name is "[unknown]"), lines sorted by it.
  *
+ * Json (ungrouped P only) is one object of the schema of prof-report(1):
+ * metadata, counters, warnings, functions and stacks.  Speedscope needs a
+ * grouped P: a sampled profile per group.  Perf-script and pprof are not
+ * written from a profile: see prof_report_perf_script() and
+ * prof_report_pprof().
+ *
  * Returns 0, or -EINVAL (bad opts, or a stack of P that SP does not
  * define), -ENOMEM, or the error of writing to OUT (-ENOSPC, -EPIPE, ...;
  * -EIO when unknown).
  */
 int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
 		      struct prof_symbolizer *sym, const struct prof_report_opts *opts);
+
+/*
+ * Read every record of SP that is left and print each sample that F (NULL:
+ * none) keeps as `perf script` does: "COMM PID/TID SEC.USEC: PERIOD
+ * EVENT: ", then its frames leaf first, "\tADDR FUNCTION+0xOFF (MODULE)"
+ * (the module's path, [kernel.kallsyms], or "inlined" for each function
+ * of an inline chain but the outermost), then an empty line.  COMM is the
+ * thread's name at the sample, spaces made '_'; SEC.USEC its
+ * CLOCK_MONOTONIC time.  *RET_SAMPLES (if not NULL): the samples printed.
+ * 0, or -errno as prof_filter_sample(), or the error of writing to OUT.
+ */
+int prof_report_perf_script(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
+			    struct prof_filter *f, uint64_t *ret_samples);
+
+/*
+ * Read every record of SP that is left and write the samples F (NULL:
+ * none) keeps as `go tool pprof` reads them: a gzip'd profile.proto with
+ * sample types samples/count and cpu/nanoseconds (the sum of the samples'
+ * periods), a sample per (thread, stack) labelled thread (its name at the
+ * end), tid and pid, a location per spool frame (its inline chain as
+ * lines, callee first), a function per name and source file, a mapping
+ * per module (with its build-id).  Nothing is written when no sample is
+ * kept.  *RET_SAMPLES (if not NULL): the samples kept.  0, or -errno as
+ * prof_filter_sample(), -ENOMEM, or the error of writing to OUT.
+ */
+int prof_report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
+		      struct prof_filter *f, uint64_t *ret_samples);
+
+/* One side of a diff: an ungrouped profile, read from SPOOL, named with SYM. */
+struct prof_report_diff_side {
+	const char *name;		/* the spool's file name, for json */
+	const struct prof_spool *spool;
+	const struct prof_profile *profile;
+	struct prof_symbolizer *sym;
+};
+
+/*
+ * Compare the profiles SIDES[0] (the base) and SIDES[1] (the new one).
+ * Top: a table of every function (by name and module; an inlined one
+ * apart), its self samples as a percent of each side's samples and the
+ * change in points, biggest change (either way) first.  Json: the same as
+ * an object (schema prof-report-diff/1, see prof-report(1)).  Folded: each
+ * stack of either side, "STACK BASE NEW", by stack, as difffolded.pl
+ * writes.  *RET_MAX_GROWTH (if not NULL): the largest change of a
+ * function's (top, json) or stack's (folded) share, in points (0 if none
+ * grew).  0, or -EINVAL (another format, a grouped profile), -ENOMEM, the
+ * symbolizer's errors, or the error of writing to OUT.
+ */
+int prof_report_diff(FILE *out, const struct prof_report_diff_side sides[2],
+		     enum prof_report_format format, double *ret_max_growth);
+
+typedef void (*prof_report_warn_fn)(const char *msg, void *ctx);
+
+/*
+ * Call FN once for each reason the report of SP (read as far as it goes,
+ * named PATH in the messages) may not be trustworthy: a spool without a
+ * trailer, cut short or damaged; events lost; over 5% of stacks
+ * incomplete.  MSG is one line without a newline, lent for the call.
+ */
+void prof_report_warnings(const struct prof_spool *sp, const char *path, prof_report_warn_fn fn,
+			  void *ctx);
 
 /* ---- recorder ----------------------------------------------------------- */
 

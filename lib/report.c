@@ -17,6 +17,10 @@ static const char *const format_names[PROF_REPORT__COUNT] = {
 	[PROF_REPORT_TOP] = "top",
 	[PROF_REPORT_TREE] = "tree",
 	[PROF_REPORT_FOLDED] = "folded",
+	[PROF_REPORT_JSON] = "json",
+	[PROF_REPORT_PERF_SCRIPT] = "perf-script",
+	[PROF_REPORT_PPROF] = "pprof",
+	[PROF_REPORT_SPEEDSCOPE] = "speedscope",
 };
 
 const char *prof_report_format_name(unsigned format)
@@ -31,7 +35,7 @@ int prof_report_format_parse(const char *name)
 	for (i = 0; i < PROF_REPORT__COUNT; i++)
 		if (name && !strcmp(name, format_names[i]))
 			return i;
-	return error_setx(-EINVAL, "'%s' is not a report format; the formats are: top, tree, folded",
+	return error_setx(-EINVAL, "'%s' is not a report format; the formats are: top, tree, folded, json, perf-script, pprof, speedscope",
 			  name ? name : "");
 }
 
@@ -211,9 +215,12 @@ static int report_all(FILE *out, const struct prof_spool *sp, const struct prof_
 	r = agg_build(&a, sp, p, sym, agg_keys_of(o));
 	if (r < 0)
 		goto out;
-	if (o->format != PROF_REPORT_FOLDED)
+	if (o->format == PROF_REPORT_TOP || o->format == PROF_REPORT_TREE)
 		fputc('\n', out);
 	switch (o->format) {
+	case PROF_REPORT_JSON:
+		r = output_json(out, &a, sp, p, o);
+		break;
 	case PROF_REPORT_TOP:
 		r = output_top(out, &a, o);
 		break;
@@ -247,9 +254,17 @@ int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_
 	if (!o.limit)
 		o.limit = 30;
 
-	if (o.format != PROF_REPORT_FOLDED)
+	if (o.format == PROF_REPORT_PERF_SCRIPT || o.format == PROF_REPORT_PPROF)
+		return error_setx(-EINVAL, "%s is written as the spool is read: "
+				  "prof_report_perf_script() or prof_report_pprof()",
+				  format_names[o.format]);
+	if (o.format == PROF_REPORT_JSON && p->by != PROF_GROUP_NONE)
+		return error_setx(-EINVAL, "the json format does not split by thread or process");
+	if (o.format == PROF_REPORT_TOP || o.format == PROF_REPORT_TREE)
 		print_header(out, sp, p, o.title);
-	if (p->by != PROF_GROUP_NONE)
+	if (o.format == PROF_REPORT_SPEEDSCOPE)
+		r = output_speedscope(out, sp, p, sym, &o);
+	else if (p->by != PROF_GROUP_NONE)
 		r = report_groups(out, sp, p, sym, &o);
 	else
 		r = report_all(out, sp, p, sym, &o);

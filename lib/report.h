@@ -170,6 +170,14 @@ double report_pct(uint64_t part, uint64_t whole);
 int output_top(FILE *out, struct agg *a, const struct prof_report_opts *opts);
 int output_tree(FILE *out, struct agg *a, const struct prof_report_opts *opts);
 int output_folded(FILE *out, struct agg *a, const char *root);
+int output_json(FILE *out, struct agg *a, const struct prof_spool *sp,
+		const struct prof_profile *p, const struct prof_report_opts *opts);
+
+int output_speedscope(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
+		      struct prof_symbolizer *sym, const struct prof_report_opts *opts);
+
+/* Print S (NULL: "") as a JSON string: escaped, and bytes not UTF-8 as U+FFFD. */
+void report_put_json_str(FILE *out, const char *s);
 
 /*
  * The views of the grouped profile P, in the format of OPTS, section by

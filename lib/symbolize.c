@@ -20,6 +20,7 @@
 
 #include "debuginfo.h"
 #include "demangle.h"
+#include "vdso.h"
 #include "dwinfo.h"
 #include "elf_file.h"
 #include "internal.h"
@@ -255,6 +256,22 @@ static int open_file(struct prof_symbolizer *s, struct sym_file *f, const struct
 	char want[2 * PROF_BUILD_ID_MAX + 1], have[2 * PROF_BUILD_ID_MAX + 1];
 	int r;
 
+	if (m->flags & PROF_MODULE_VDSO) {
+		/* this kernel's vDSO, if it is the one recorded; never worth a warning */
+		const char *path = vdso_image_path();
+
+		if (!path || elf_file_open(path, &f->elf) < 0) {
+			prof_errmsg_clear();
+			return 0;
+		}
+		if (m->build_id_len != f->elf.build_id_len ||
+		    memcmp(m->build_id, f->elf.build_id, m->build_id_len)) {
+			elf_file_release(&f->elf);
+			return 0;
+		}
+		f->ok = true;
+		return 0;
+	}
 	if (elf_file_open(m->path, &f->elf) < 0) {
 		f->unreadable = true;
 		r = asprintf(&f->problem, "%s", prof_errmsg());
@@ -304,7 +321,7 @@ static int module_file(struct prof_symbolizer *s, const struct prof_module *m,
 	int r;
 
 	*ret = NULL;
-	if (m->path[0] != '/' || (m->flags & (PROF_MODULE_ANON | PROF_MODULE_VDSO)))
+	if ((m->path[0] != '/' && !(m->flags & PROF_MODULE_VDSO)) || (m->flags & PROF_MODULE_ANON))
 		return 0;
 	v = s->module_file;
 	r = reserve_ids(&v, &s->module_file_cap, m->id, sizeof(*s->module_file));

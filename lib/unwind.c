@@ -26,6 +26,7 @@
 
 #include "internal.h"
 #include "unwind.h"
+#include "vdso.h"
 
 static char *debuginfo_path;
 
@@ -64,46 +65,6 @@ void as_release(struct addr_space *as)
 	if (as->dwfl)
 		dwfl_end(as->dwfl);
 	as_init(as, as->pid);
-}
-
-/*
- * The vDSO is the same image in every 64-bit process of this kernel: copy
- * ours into a memfd once, so libdwfl can read its CFI like any file.
- */
-static const char *vdso_path(void)
-{
-	static char path[64];
-	static bool tried;
-	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
-	FILE *f;
-	char line[512];
-	uint64_t start = 0, end = 0;
-	int fd;
-
-	if (tried)
-		return path[0] ? path : NULL;
-	tried = true;
-	if (!image)
-		return NULL;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
-			break;
-	fclose(f);
-	if (start != (uint64_t)(uintptr_t)image || end <= start)
-		return NULL;
-	fd = memfd_create("prof-vdso", MFD_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (write(fd, image, end - start) != (ssize_t)(end - start)) {
-		close(fd);
-		return NULL;
-	}
-	/* kept open for the life of the process: libdwfl opens it by this name */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return path;
 }
 
 static bool same_file(const char *path, uint32_t maj, uint32_t min, uint64_t inode)
@@ -175,7 +136,7 @@ int as_describe(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, uint32_
 		return -ENOMEM;
 	if (!strcmp(path, "[vdso]")) {
 		m->vdso = true;
-		m->open_path = (char *)vdso_path();
+		m->open_path = (char *)vdso_image_path();
 		if (m->open_path && !(m->open_path = xstrdup(m->open_path)))
 			return -ENOMEM;
 	} else if (path[0] == '/') {

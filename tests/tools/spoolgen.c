@@ -21,7 +21,10 @@
  *
  *   spoolgen [--samples N] [--stacks N] [--seed N] [--jitter NS] [--raw]
  *            [--block BYTES] [--no-trailer] [--demo] [--elf PATH]
- *            [--rename-at N] [--exec-at N] OUT
+ *            [--rename-at N] [--exec-at N] [--kernel] OUT
+ *
+ * With --kernel (and --elf), every third stack (k % 3 = 0) ends in a
+ * kernel frame, named do_syscall_64 by a kernel symbol record.
  */
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -179,12 +182,13 @@ int main(int argc, char **argv)
 		{ "elf", required_argument, NULL, 'e' },
 		{ "rename-at", required_argument, NULL, 'R' },
 		{ "exec-at", required_argument, NULL, 'X' },
+		{ "kernel", no_argument, NULL, 'K' },
 		{ 0 }
 	};
 	struct prof_spool_writer_opts opts = { .sz = sizeof(opts) };
 	uint64_t nsamples = 3000, nstacks = 50, jitter = 0, i;
 	uint64_t rename_at = UINT64_MAX, exec_at = UINT64_MAX;	/* MAX: at start, never */
-	bool trailer = true, demo = false;
+	bool trailer = true, demo = false, kernel = false;
 	char *elf_path = NULL;
 	const char *argv_meta[] = { "./ladder", "--iterations", "3000" };
 	int c;
@@ -201,6 +205,7 @@ int main(int argc, char **argv)
 		case 'd': demo = true; break;
 		case 'R': rename_at = strtoull(optarg, NULL, 0); break;
 		case 'X': exec_at = strtoull(optarg, NULL, 0); break;
+		case 'K': kernel = true; break;
 		case 'e':
 			elf_path = realpath(optarg, NULL);	/* as in /proc/PID/maps */
 			if (!elf_path)
@@ -266,6 +271,12 @@ int main(int argc, char **argv)
 
 	if (!elf_path)
 		CHECK(prof_spool_add_symbol(w, &sym));
+	if (kernel) {
+		struct prof_symbol ks = { .scope = PROF_SYMBOL_KERNEL, .start = 0xffffffff81000000ull,
+					  .size = 0x1000, .name = "do_syscall_64" };
+
+		CHECK(prof_spool_add_symbol(w, &ks));
+	}
 	if (rename_at == UINT64_MAX)
 		CHECK(prof_spool_rename_thread(w, tids[1], start + 10, "worker-one"));
 
@@ -288,6 +299,14 @@ int main(int argc, char **argv)
 				f = (struct prof_frame){ .kind = PROF_FRAME_TRUNCATED,
 							 .addr = PROF_UNWIND_STACK_COPY };
 			frames[n++] = (uint32_t)CHECK(prof_spool_intern_frame(w, &f));
+		}
+		if (kernel && i % 3 == 0) {	/* leaf first: the kernel frame goes in front */
+			struct prof_frame kf = { .kind = PROF_FRAME_KERNEL,
+						 .addr = 0xffffffff81000100ull };
+
+			memmove(frames + 1, frames, n * sizeof(*frames));
+			frames[0] = (uint32_t)CHECK(prof_spool_intern_frame(w, &kf));
+			n++;
 		}
 		leaf[i] = (uint64_t)CHECK(prof_spool_intern_frames(w, frames, n));
 	}

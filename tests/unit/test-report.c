@@ -282,11 +282,42 @@ TEST(report_format_names_round_trip)
 	CHECK_STR(prof_report_format_name(PROF_REPORT_TOP), "top");
 	CHECK_STR(prof_report_format_name(PROF_REPORT_TREE), "tree");
 	CHECK_STR(prof_report_format_name(PROF_REPORT_FOLDED), "folded");
+	CHECK_STR(prof_report_format_name(PROF_REPORT_JSON), "json");
+	CHECK_STR(prof_report_format_name(PROF_REPORT_PERF_SCRIPT), "perf-script");
+	CHECK_STR(prof_report_format_name(PROF_REPORT_PPROF), "pprof");
 	CHECK(!prof_report_format_name(PROF_REPORT__COUNT));
+	CHECK_INT(prof_report_format_parse("perf-script"), ==, PROF_REPORT_PERF_SCRIPT);
 	CHECK_INT(prof_report_format_parse("tree"), ==, PROF_REPORT_TREE);
 	CHECK_INT(prof_report_format_parse("folded"), ==, PROF_REPORT_FOLDED);
 	CHECK_INT(prof_report_format_parse("Top"), ==, -EINVAL);
-	CHECK_STR(prof_errmsg(), "'Top' is not a report format; the formats are: top, tree, folded");
+	CHECK_STR(prof_errmsg(), "'Top' is not a report format; the formats are: top, tree, folded, "
+		  "json, perf-script, pprof, speedscope");
+}
+
+TEST(filter_options_parse_or_say_why_not)
+{
+	struct prof_filter_opts o = { .sz = sizeof(o) };
+	struct prof_filter *f = NULL;
+
+	CHECK_INT(prof_filter_new(NULL, &f), ==, 0);
+	CHECK(!prof_filter_active(f));
+	prof_filter_free(f);
+	o.pids = "1,2,3";
+	o.time = ",2.5";
+	o.focus = "^main$";
+	CHECK_INT(prof_filter_new(&o, &f), ==, 0);
+	CHECK(prof_filter_active(f));
+	prof_filter_free(f);
+	o = (struct prof_filter_opts){ .sz = sizeof(o), .tids = "1,,2" };
+	CHECK_INT(prof_filter_new(&o, &f), ==, -EINVAL);
+	CHECK_STR(prof_errmsg(), "invalid tid list '1,,2': expected numbers separated by commas");
+	o = (struct prof_filter_opts){ .sz = sizeof(o), .time = "3,1" };
+	CHECK_INT(prof_filter_new(&o, &f), ==, -EINVAL);
+	o = (struct prof_filter_opts){ .sz = sizeof(o), .time = "1" };
+	CHECK_INT(prof_filter_new(&o, &f), ==, -EINVAL);
+	o = (struct prof_filter_opts){ .sz = sizeof(o), .exclude = "a[" };
+	CHECK_INT(prof_filter_new(&o, &f), ==, -EINVAL);
+	CHECK(strstr(prof_errmsg(), "invalid --exclude regular expression 'a['") != NULL);
 }
 
 TEST(report_survives_a_stack_deeper_than_any_real_one)

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diff.c - two profiles side by side (prof report --diff): per function,
+ * its share of the samples in each (self samples, as top counts them) and
+ * the change, biggest change first; or the two counts of each folded stack,
+ * "stack BASE NEW", as difffolded.pl writes them.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "report.h"
+
+struct diff_row {
+	char *key;		/* name '\0' module (functions), or the folded stack */
+	size_t key_len;
+	uint64_t count[2];	/* base, new */
+	double share[2];	/* percent of each side's samples */
+};
+
+struct diff {
+	struct diff_row *rows;	/* [0] unused */
+	size_t nrows, cap;
+	struct strmap ids;
+};
+
+static int add_row(struct diff *d, const char *key, size_t len, int side, uint64_t count)
+{
+	uint32_t id = strmap_find(&d->ids, key, len);
+	void *v;
+
+	if (!id) {
+		size_t next = d->nrows ? d->nrows : 1;
+
+		v = d->rows;
+		if (grow_array(&v, &d->cap, next + 1, sizeof(*d->rows)) < 0)
+			return error_setx(-ENOMEM, "out of memory");
+		d->rows = v;
+		d->rows[next] = (struct diff_row){ .key = malloc(len + 1), .key_len = len };
+		if (!d->rows[next].key || strmap_insert(&d->ids, key, len, (uint32_t)next) < 0) {
+			free(d->rows[next].key);
+			return error_setx(-ENOMEM, "out of memory");
+		}
+		memcpy(d->rows[next].key, key, len);
+		d->rows[next].key[len] = '\0';
+		d->nrows = next + 1;
+		id = (uint32_t)next;
+	}
+	d->rows[id].count[side] += count;
+	return 0;
+}
+
+/* The functions of A, by self samples, as rows of side SIDE. */
+static int add_funcs(struct diff *d, const struct agg *a, int side)
+{
+	size_t i, n, m;
+	char *key;
+	int r = 0;
+
+	for (i = 1; i < a->nfuncs && r == 0; i++) {
+		const struct agg_func *f = &a->funcs[i];
+
+		n = strlen(f->name);
+		m = strlen(f->module);
+		key = malloc(n + m + 2);
+		if (!key)
+			return error_setx(-ENOMEM, "out of memory");
+		memcpy(key, f->name, n + 1);
+		memcpy(key + n + 1, f->module, m + 1);
+		r = add_row(d, key, n + m + 1, side, f->self);
+		free(key);
+	}
+	return r;
+}
+
+/* The folded stacks of A as rows of side SIDE. */
+static int add_stacks(struct diff *d, struct agg *a, int side)
+{
+	uint32_t n, k, *path = NULL;
+	size_t cap = 0, len;
+	char *buf = NULL;
+	FILE *mem;
+	void *v;
+	int r;
+
+	r = agg_sort_children(a, AGG_BY_NAME);
+	for (n = agg_next(a, 0, false); n && r == 0; n = agg_next(a, n, false)) {
+		const struct agg_node *node = &a->nodes[n];
+
+		v = path;
+		r = grow_array(&v, &cap, node->depth, sizeof(*path));
+		path = v;
+		if (r < 0)
+			break;
+		path[node->depth - 1] = n;
+		if (!node->self)
+			continue;
+		mem = open_memstream(&buf, &len);
+		if (!mem) {
+			r = error_setx(-ENOMEM, "out of memory");
+			break;
+		}
+		for (k = 0; k < node->depth; k++) {
+			if (k)
+				fputc(';', mem);
+			report_put_name(mem, a->funcs[a->nodes[path[k]].func].name, true);
+		}
+		if (fclose(mem) == EOF)
+			r = error_setx(-ENOMEM, "out of memory");
+		else
+			r = add_row(d, buf, len, side, node->self);
+		free(buf);
+		buf = NULL;
+	}
+	free(path);
+	return r;
+}
+
+static double change(const struct diff_row *x)
+{
+	return x->share[1] - x->share[0];
+}
+
+static int by_change(const void *pa, const void *pb)
+{
+	const struct diff_row *x = pa, *y = pb;
+	double cx = fabs(change(x)), cy = fabs(change(y));
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static int by_key(const void *pa, const void *pb)
+{
+	const struct diff_row *x = pa, *y = pb;
+
+	return strcmp(x->key, y->key);
+}
+
+static void print_table(FILE *out, const struct diff *d)
+{
+	size_t i;
+
+	fprintf(out, "  base%%    new%%   change  function  module\n");
+	for (i = 1; i < d->nrows; i++) {
+		const struct diff_row *x = &d->rows[i];
+		const char *module = x->key + strlen(x->key) + 1;
+
+		fprintf(out, "%6.2f%% %6.2f%% %+7.2f%%  ", x->share[0], x->share[1], change(x));
+		report_put_name(out, x->key, false);
+		if (*module) {
+			fputs("  ", out);
+			report_put_name(out, module, false);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void print_json(FILE *out, const struct diff *d, const char *const names[2],
+		       const uint64_t samples[2])
+{
+	size_t i;
+	int s;
+
+	fputs("{\n  \"schema\": \"prof-report-diff/1\",\n", out);
+	for (s = 0; s < 2; s++) {
+		fprintf(out, "  \"%s\": {\"spool\": ", s ? "new" : "base");
+		report_put_json_str(out, names[s]);
+		fprintf(out, ", \"samples\": %" PRIu64 "},\n", samples[s]);
+	}
+	fputs("  \"functions\": [", out);
+	for (i = 1; i < d->nrows; i++) {
+		const struct diff_row *x = &d->rows[i];
+
+		fputs(i > 1 ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+		report_put_json_str(out, x->key);
+		fputs(", \"module\": ", out);
+		report_put_json_str(out, x->key + strlen(x->key) + 1);
+		fprintf(out, ", \"base_self\": %" PRIu64 ", \"new_self\": %" PRIu64
+			", \"base_percent\": %.4f, \"new_percent\": %.4f, \"change\": %.4f}",
+			x->count[0], x->count[1], x->share[0], x->share[1], change(x));
+	}
+	fputs(d->nrows > 1 ? "\n  ]\n}\n" : "]\n}\n", out);
+}
+
+int prof_report_diff(FILE *out, const struct prof_report_diff_side sides[2],
+		     enum prof_report_format format, double *ret_max_growth)
+{
+	const char *names[2];
+	uint64_t samples[2];
+	struct diff d = { 0 };
+	bool folded = format == PROF_REPORT_FOLDED;
+	double max = 0.0;
+	struct agg a[2];
+	size_t i;
+	int r = 0, s;
+
+	if (format != PROF_REPORT_TOP && format != PROF_REPORT_FOLDED && format != PROF_REPORT_JSON)
+		return error_setx(-EINVAL, "a diff is shown as top, folded or json, not %s",
+				  prof_report_format_name(format));
+	memset(a, 0, sizeof(a));
+	for (s = 0; s < 2 && r == 0; s++) {
+		if (sides[s].profile->by != PROF_GROUP_NONE) {
+			r = error_setx(-EINVAL, "a diff does not split by thread or process");
+			break;
+		}
+		names[s] = sides[s].name ? sides[s].name : "";
+		samples[s] = sides[s].profile->samples;
+		r = agg_build(&a[s], sides[s].spool, sides[s].profile, sides[s].sym,
+			      folded ? 0 : AGG_INLINED);
+		if (r == 0)
+			r = folded ? add_stacks(&d, &a[s], s) : add_funcs(&d, &a[s], s);
+	}
+	for (i = 1; i < d.nrows && r == 0; i++) {
+		for (s = 0; s < 2; s++)
+			d.rows[i].share[s] = report_pct(d.rows[i].count[s], samples[s]);
+		if (change(&d.rows[i]) > max)
+			max = change(&d.rows[i]);
+	}
+	if (r == 0 && d.nrows > 1)
+		qsort(d.rows + 1, d.nrows - 1, sizeof(*d.rows), folded ? by_key : by_change);
+	if (r == 0 && folded)
+		for (i = 1; i < d.nrows; i++)
+			fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", d.rows[i].key,
+				d.rows[i].count[0], d.rows[i].count[1]);
+	else if (r == 0 && format == PROF_REPORT_JSON)
+		print_json(out, &d, names, samples);
+	else if (r == 0)
+		print_table(out, &d);
+	if (r == 0 && ret_max_growth)
+		*ret_max_growth = max;
+	errno = 0;
+	if (r == 0 && (fflush(out) == EOF || ferror(out)))
+		r = error_set(errno ? -errno : -EIO, "cannot write the report");
+	for (s = 0; s < 2; s++)
+		agg_release(&a[s]);
+	for (i = 1; i < d.nrows; i++)
+		free(d.rows[i].key);
+	free(d.rows);
+	strmap_release(&d.ids);
+	return r;
+}

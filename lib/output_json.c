@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * output_json.c - the report as one JSON object, for scripts: the
+ * recording's metadata and counters, the warnings prof report would print,
+ * every function with its self and total samples, and every distinct stack
+ * (root to leaf) with its samples.  The schema is prof-report(1)'s; keys
+ * are only ever added to it.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "report.h"
+
+/* The length of the valid UTF-8 sequence at P, or 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n, i;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((n == 3 && *p == 0xe0 && p[1] < 0xa0) || (n == 3 && *p == 0xed && p[1] >= 0xa0) ||
+	    (n == 4 && *p == 0xf0 && p[1] < 0x90) || (n == 4 && *p == 0xf4 && p[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+void report_put_json_str(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n;
+
+	fputc('"', out);
+	while (*p) {
+		n = utf8_len(p);
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else if (n)
+			fwrite(p, 1, n, out);
+		else
+			fputs("\\ufffd", out);	/* not UTF-8: the replacement character */
+		p += n ? n : 1;
+	}
+	fputc('"', out);
+}
+
+static void put_key(FILE *out, const char *indent, const char *key, bool *first)
+{
+	fprintf(out, "%s\n%s\"%s\": ", *first ? "" : ",", indent, key);
+	*first = false;
+}
+
+static void put_meta(FILE *out, const struct prof_meta *m, const char *title)
+{
+	bool first = true;
+	size_t i;
+
+	fputs("  \"metadata\": {", out);
+	put_key(out, "    ", "spool", &first);
+	if (title)
+		report_put_json_str(out, title);
+	else
+		fputs("null", out);
+	put_key(out, "    ", "argv", &first);
+	fputc('[', out);
+	for (i = 0; i < m->argc; i++) {
+		fputs(i ? ", " : "", out);
+		report_put_json_str(out, m->argv[i]);
+	}
+	fputc(']', out);
+	put_key(out, "    ", "pids", &first);
+	fputc('[', out);
+	for (i = 0; i < m->npids; i++)
+		fprintf(out, "%s%" PRId32, i ? ", " : "", m->pids[i]);
+	fputc(']', out);
+	put_key(out, "    ", "wall_start_ns", &first);
+	fprintf(out, "%" PRIu64, m->wall_start_ns);
+	put_key(out, "    ", "event", &first);
+	report_put_json_str(out, m->event);
+	put_key(out, "    ", "freq_hz", &first);
+	fprintf(out, "%" PRIu64, m->freq_hz);
+	put_key(out, "    ", "period", &first);
+	fprintf(out, "%" PRIu64, m->period);
+	put_key(out, "    ", "stack_bytes", &first);
+	fprintf(out, "%" PRIu64, m->stack_bytes);
+	put_key(out, "    ", "kernel_frames", &first);
+	fputs(m->flags & PROF_META_KERNEL ? "true" : "false", out);
+	put_key(out, "    ", "children_followed", &first);
+	fputs(m->flags & PROF_META_INHERIT ? "true" : "false", out);
+	put_key(out, "    ", "hostname", &first);
+	report_put_json_str(out, m->hostname);
+	put_key(out, "    ", "kernel_release", &first);
+	report_put_json_str(out, m->kernel_release);
+	put_key(out, "    ", "arch", &first);
+	report_put_json_str(out, m->arch);
+	put_key(out, "    ", "page_size", &first);
+	fprintf(out, "%" PRIu64, m->page_size);
+	put_key(out, "    ", "prof_version", &first);
+	report_put_json_str(out, m->prof_version);
+	fputs("\n  },\n", out);
+}
+
+static void put_counts(FILE *out, const char *key, const uint64_t *v, size_t n,
+		       const char *(*name)(unsigned), bool *first)
+{
+	bool any = false;
+	size_t i;
+
+	put_key(out, "    ", key, first);
+	fputc('{', out);
+	for (i = 1; i < n; i++)
+		if (v[i]) {
+			fprintf(out, "%s\"%s\": %" PRIu64, any ? ", " : "", name((unsigned)i), v[i]);
+			any = true;
+		}
+	fputc('}', out);
+}
+
+static void put_counters(FILE *out, const struct prof_counters *c, const struct prof_meta *m)
+{
+	bool first = true;
+
+	fputs("  \"counters\": ", out);
+	if (!c) {
+		fputs("null,\n", out);
+		return;
+	}
+	fputc('{', out);
+	put_key(out, "    ", "duration_ns", &first);
+	fprintf(out, "%" PRIu64, c->mono_end_ns >= m->mono_start_ns ?
+		c->mono_end_ns - m->mono_start_ns : 0);
+	put_key(out, "    ", "samples", &first);
+	fprintf(out, "%" PRIu64, c->samples);
+	put_key(out, "    ", "sample_events", &first);
+	fprintf(out, "%" PRIu64, c->sample_events);
+	put_counts(out, "lost", c->lost, PROF_LOST__COUNT, prof_lost_kind_name, &first);
+	put_key(out, "    ", "truncated_stacks", &first);
+	fprintf(out, "%" PRIu64, c->truncated_stacks);
+	put_key(out, "    ", "empty_stacks", &first);
+	fprintf(out, "%" PRIu64, c->empty_stacks);
+	put_counts(out, "unwind_errors", c->unwind_errors, PROF_UNWIND__COUNT,
+		   prof_unwind_error_name, &first);
+	put_key(out, "    ", "processes", &first);
+	fprintf(out, "%" PRIu64, c->processes);
+	put_key(out, "    ", "threads", &first);
+	fprintf(out, "%" PRIu64, c->threads);
+	put_key(out, "    ", "lifecycle_gaps", &first);
+	fprintf(out, "%" PRIu64, c->lifecycle_gaps);
+	put_key(out, "    ", "reconciliations", &first);
+	fprintf(out, "%" PRIu64, c->reconciliations);
+	fputs("\n  },\n", out);
+}
+
+struct warn_ctx {
+	FILE *out;
+	bool first;
+};
+
+static void put_warning(const char *msg, void *ctx)
+{
+	struct warn_ctx *w = ctx;
+
+	fputs(w->first ? "\n    " : ",\n    ", w->out);
+	report_put_json_str(w->out, msg);
+	w->first = false;
+}
+
+static int by_self(const void *pa, const void *pb, void *ctx)
+{
+	const struct agg *a = ctx;
+	const struct agg_func *x = &a->funcs[*(const uint32_t *)pa];
+	const struct agg_func *y = &a->funcs[*(const uint32_t *)pb];
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return agg_func_cmp(x, y);
+}
+
+static void put_func(FILE *out, const struct agg_func *f)
+{
+	fputs("{\"name\": ", out);
+	report_put_json_str(out, f->name);
+	fputs(", \"module\": ", out);
+	report_put_json_str(out, f->module);
+	fprintf(out, ", \"inlined\": %s", f->inlined ? "true" : "false");
+	if (f->file && f->line) {
+		fputs(", \"file\": ", out);
+		report_put_json_str(out, f->file);
+		fprintf(out, ", \"line\": %" PRIu32, f->line);
+	}
+	fprintf(out, ", \"self\": %" PRIu64 ", \"total\": %" PRIu64 "}", f->self, f->total);
+}
+
+static int put_functions(FILE *out, struct agg *a)
+{
+	size_t i, n = 0;
+	uint32_t *ids = malloc((a->nfuncs ? a->nfuncs : 1) * sizeof(*ids));
+
+	if (!ids)
+		return error_setx(-ENOMEM, "out of memory");
+	for (i = 1; i < a->nfuncs; i++)
+		if (a->funcs[i].total || a->funcs[i].self)
+			ids[n++] = (uint32_t)i;
+	qsort_r(ids, n, sizeof(*ids), by_self, a);
+	fputs("  \"functions\": [", out);
+	for (i = 0; i < n; i++) {
+		fputs(i ? ",\n    " : "\n    ", out);
+		put_func(out, &a->funcs[ids[i]]);
+	}
+	fputs(n ? "\n  ],\n" : "],\n", out);
+	free(ids);
+	return 0;
+}
+
+static int put_stacks(FILE *out, struct agg *a)
+{
+	uint32_t n, k, *path = NULL;
+	size_t cap = 0;
+	bool first = true;
+	void *v;
+	int r;
+
+	r = agg_sort_children(a, AGG_BY_NAME);
+	fputs("  \"stacks\": [", out);
+	for (n = agg_next(a, 0, false); n && r == 0; n = agg_next(a, n, false)) {
+		const struct agg_node *node = &a->nodes[n];
+
+		v = path;
+		r = grow_array(&v, &cap, node->depth, sizeof(*path));
+		path = v;
+		if (r < 0)
+			break;
+		path[node->depth - 1] = n;
+		if (!node->self)
+			continue;
+		fputs(first ? "\n    {\"frames\": [" : ",\n    {\"frames\": [", out);
+		first = false;
+		for (k = 0; k < node->depth; k++) {
+			fputs(k ? ", " : "", out);
+			report_put_json_str(out, a->funcs[a->nodes[path[k]].func].name);
+		}
+		fprintf(out, "], \"count\": %" PRIu64 "}", node->self);
+	}
+	fputs(first ? "]\n" : "\n  ]\n", out);
+	free(path);
+	return r;
+}
+
+int output_json(FILE *out, struct agg *a, const struct prof_spool *sp,
+		const struct prof_profile *p, const struct prof_report_opts *o)
+{
+	const struct prof_meta *m = prof_spool_meta(sp);
+	struct warn_ctx w = { .out = out, .first = true };
+	int r;
+
+	fputs("{\n  \"schema\": \"prof-report/1\",\n", out);
+	put_meta(out, m, o->title);
+	put_counters(out, prof_spool_counters(sp), m);
+	fputs("  \"warnings\": [", out);
+	prof_report_warnings(sp, o->title ? o->title : "", put_warning, &w);
+	fputs(w.first ? "],\n" : "\n  ],\n", out);
+	fprintf(out, "  \"samples\": %" PRIu64 ",\n", p->samples);
+	fprintf(out, "  \"first_ns\": %" PRIu64 ",\n  \"last_ns\": %" PRIu64 ",\n",
+		p->first_ns, p->last_ns);
+	r = put_functions(out, a);
+	if (r == 0)
+		r = put_stacks(out, a);
+	fputs("}\n", out);
+	return r;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report_warn.c - why a report may not be trustworthy, one line each: a
+ * spool cut short or damaged, lost events, incomplete stacks.  prof report
+ * prints them on stderr; the JSON format carries them.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "report.h"
+
+static void say(prof_report_warn_fn fn, void *ctx, const char *fmt, ...) PROF_PRINTF(3, 4);
+
+static void say(prof_report_warn_fn fn, void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return;
+	fn(msg, ctx);
+	free(msg);
+}
+
+void prof_report_warnings(const struct prof_spool *sp, const char *path, prof_report_warn_fn fn,
+			  void *ctx)
+{
+	const struct prof_counters *c = prof_spool_counters(sp);
+	struct prof_spool_status st;
+	uint64_t lost;
+	double pct;
+
+	prof_spool_status(sp, &st);
+	switch (st.state) {
+	case PROF_SPOOL_FINISHED:
+		break;
+	case PROF_SPOOL_READING:
+		say(fn, ctx, "spool '%s' has no trailer: the recording is still running or was "
+		    "killed", path);
+		break;
+	case PROF_SPOOL_CUT:
+		say(fn, ctx, "spool '%s' is cut short (%s): showing its %" PRIu64 " complete blocks",
+		    path, st.reason, st.blocks);
+		break;
+	case PROF_SPOOL_CORRUPT:
+		say(fn, ctx, "spool '%s' is damaged (%s): showing the %" PRIu64 " valid blocks "
+		    "before it", path, st.reason, st.blocks);
+		break;
+	}
+	if (!c)
+		return;
+	lost = prof_counters_lost_total(c);
+	pct = report_pct(lost, c->samples + lost);
+	if (lost)
+		say(fn, ctx, "%" PRIu64 " events were lost (%.1f%% of samples and losses)%s", lost,
+		    pct, pct > 1.0 ? ": the profile may be skewed" : "");
+	pct = report_pct(c->truncated_stacks + c->empty_stacks, c->samples);
+	if (pct > 5.0)
+		say(fn, ctx, "%.1f%% of stacks are incomplete: callers may be missing", pct);
+}
