@@ -396,3 +396,27 @@ void agg_release(struct agg *a)
 	intern_release(&a->children);
 	memset(a, 0, sizeof(*a));
 }
+
+int agg_each_stack(struct agg *a, agg_stack_fn fn, void *ctx)
+{
+	uint32_t n, *path = NULL;
+	size_t cap = 0;
+	void *v;
+	int r;
+
+	r = agg_sort_children(a, AGG_BY_NAME);
+	for (n = agg_next(a, 0, false); n && r == 0; n = agg_next(a, n, false)) {
+		const struct agg_node *node = &a->nodes[n];
+
+		v = path;
+		r = grow_array(&v, &cap, node->depth, sizeof(*path));
+		path = v;
+		if (r < 0)
+			break;
+		path[node->depth - 1] = n;
+		if (node->self)
+			r = fn(a, path, node->depth, node->self, ctx);
+	}
+	free(path);
+	return r;
+}

@@ -75,47 +75,43 @@ static int add_funcs(struct diff *d, const struct agg *a, int side)
 	return r;
 }
 
+struct stack_ctx {
+	struct diff *d;
+	int side;
+};
+
+static int add_stack(struct agg *a, const uint32_t *path, uint32_t depth, uint64_t self,
+		     void *ctx)
+{
+	struct stack_ctx *c = ctx;
+	size_t len;
+	char *buf = NULL;
+	uint32_t k;
+	FILE *mem;
+	int r;
+
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return error_setx(-ENOMEM, "out of memory");
+	for (k = 0; k < depth; k++) {
+		if (k)
+			fputc(';', mem);
+		report_put_name(mem, a->funcs[a->nodes[path[k]].func].name, true);
+	}
+	if (fclose(mem) == EOF)
+		r = error_setx(-ENOMEM, "out of memory");
+	else
+		r = add_row(c->d, buf, len, c->side, self);
+	free(buf);
+	return r;
+}
+
 /* The folded stacks of A as rows of side SIDE. */
 static int add_stacks(struct diff *d, struct agg *a, int side)
 {
-	uint32_t n, k, *path = NULL;
-	size_t cap = 0, len;
-	char *buf = NULL;
-	FILE *mem;
-	void *v;
-	int r;
+	struct stack_ctx c = { .d = d, .side = side };
 
-	r = agg_sort_children(a, AGG_BY_NAME);
-	for (n = agg_next(a, 0, false); n && r == 0; n = agg_next(a, n, false)) {
-		const struct agg_node *node = &a->nodes[n];
-
-		v = path;
-		r = grow_array(&v, &cap, node->depth, sizeof(*path));
-		path = v;
-		if (r < 0)
-			break;
-		path[node->depth - 1] = n;
-		if (!node->self)
-			continue;
-		mem = open_memstream(&buf, &len);
-		if (!mem) {
-			r = error_setx(-ENOMEM, "out of memory");
-			break;
-		}
-		for (k = 0; k < node->depth; k++) {
-			if (k)
-				fputc(';', mem);
-			report_put_name(mem, a->funcs[a->nodes[path[k]].func].name, true);
-		}
-		if (fclose(mem) == EOF)
-			r = error_setx(-ENOMEM, "out of memory");
-		else
-			r = add_row(d, buf, len, side, node->self);
-		free(buf);
-		buf = NULL;
-	}
-	free(path);
-	return r;
+	return agg_each_stack(a, add_stack, &c);
 }
 
 static double change(const struct diff_row *x)

@@ -13,34 +13,31 @@
 #include "internal.h"
 #include "report.h"
 
+struct folded_ctx {
+	FILE *out;
+	const char *root;
+};
+
+static int put_line(struct agg *a, const uint32_t *path, uint32_t depth, uint64_t self,
+		    void *ctx)
+{
+	struct folded_ctx *c = ctx;
+	uint32_t k;
+
+	if (c->root)
+		fprintf(c->out, "%s;", c->root);
+	for (k = 0; k < depth; k++) {
+		if (k)
+			fputc(';', c->out);
+		report_put_name(c->out, a->funcs[a->nodes[path[k]].func].name, true);
+	}
+	fprintf(c->out, " %" PRIu64 "\n", self);
+	return 0;
+}
+
 int output_folded(FILE *out, struct agg *a, const char *root)
 {
-	uint32_t n, k, *path = NULL;
-	size_t cap = 0;
-	void *v;
-	int r;
+	struct folded_ctx c = { .out = out, .root = root };
 
-	r = agg_sort_children(a, AGG_BY_NAME);
-	for (n = agg_next(a, 0, false); n && r == 0; n = agg_next(a, n, false)) {
-		const struct agg_node *node = &a->nodes[n];
-
-		v = path;
-		r = grow_array(&v, &cap, node->depth, sizeof(*path));
-		path = v;
-		if (r < 0)
-			break;
-		path[node->depth - 1] = n;
-		if (!node->self)
-			continue;
-		if (root)
-			fprintf(out, "%s;", root);
-		for (k = 0; k < node->depth; k++) {
-			if (k)
-				fputc(';', out);
-			report_put_name(out, a->funcs[a->nodes[path[k]].func].name, true);
-		}
-		fprintf(out, " %" PRIu64 "\n", node->self);
-	}
-	free(path);
-	return r;
+	return agg_each_stack(a, put_line, &c);
 }

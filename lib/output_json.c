@@ -228,37 +228,35 @@ static int put_functions(FILE *out, struct agg *a)
 	return 0;
 }
 
+struct stacks_ctx {
+	FILE *out;
+	bool first;
+};
+
+static int put_stack(struct agg *a, const uint32_t *path, uint32_t depth, uint64_t self,
+		     void *ctx)
+{
+	struct stacks_ctx *c = ctx;
+	uint32_t k;
+
+	fputs(c->first ? "\n    {\"frames\": [" : ",\n    {\"frames\": [", c->out);
+	c->first = false;
+	for (k = 0; k < depth; k++) {
+		fputs(k ? ", " : "", c->out);
+		report_put_json_str(c->out, a->funcs[a->nodes[path[k]].func].name);
+	}
+	fprintf(c->out, "], \"count\": %" PRIu64 "}", self);
+	return 0;
+}
+
 static int put_stacks(FILE *out, struct agg *a)
 {
-	uint32_t n, k, *path = NULL;
-	size_t cap = 0;
-	bool first = true;
-	void *v;
+	struct stacks_ctx c = { .out = out, .first = true };
 	int r;
 
-	r = agg_sort_children(a, AGG_BY_NAME);
 	fputs("  \"stacks\": [", out);
-	for (n = agg_next(a, 0, false); n && r == 0; n = agg_next(a, n, false)) {
-		const struct agg_node *node = &a->nodes[n];
-
-		v = path;
-		r = grow_array(&v, &cap, node->depth, sizeof(*path));
-		path = v;
-		if (r < 0)
-			break;
-		path[node->depth - 1] = n;
-		if (!node->self)
-			continue;
-		fputs(first ? "\n    {\"frames\": [" : ",\n    {\"frames\": [", out);
-		first = false;
-		for (k = 0; k < node->depth; k++) {
-			fputs(k ? ", " : "", out);
-			report_put_json_str(out, a->funcs[a->nodes[path[k]].func].name);
-		}
-		fprintf(out, "], \"count\": %" PRIu64 "}", node->self);
-	}
-	fputs(first ? "]\n" : "\n  ]\n", out);
-	free(path);
+	r = agg_each_stack(a, put_stack, &c);
+	fputs(c.first ? "]\n" : "\n  ]\n", out);
 	return r;
 }
 

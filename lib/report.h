@@ -149,6 +149,15 @@ int agg_sort_children(struct agg *a, enum agg_order order);
 /* The node after N in depth-first order, skipping N's children if SKIP; 0 at the end. */
 uint32_t agg_next(const struct agg *a, uint32_t n, bool skip);
 
+/*
+ * Call FN for every node that has samples of its own, in the order of
+ * folded output (depth first, children by name), with PATH[0..DEPTH) the
+ * node ids from the root to it.  Stops at FN's error.  0 or -errno.
+ */
+typedef int (*agg_stack_fn)(struct agg *a, const uint32_t *path, uint32_t depth,
+			    uint64_t self, void *ctx);
+int agg_each_stack(struct agg *a, agg_stack_fn fn, void *ctx);
+
 void agg_release(struct agg *a);
 
 /* Print NAME for a report: control characters become '?', and ';' too if FOLDED. */
