@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "prof.h"
+#include "report.h"
 
 /* What is known of a stack node (or a frame): bits of memo[]. */
 enum {
@@ -333,28 +334,53 @@ int prof_filter_sample(struct prof_filter *f, const struct prof_spool *sp,
 	return 1;
 }
 
-int prof_profile_read_filtered(struct prof_profile *p, struct prof_spool *sp,
-			       struct prof_filter *f, struct prof_symbolizer *sym)
+int filter_each_sample(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
+		       sample_fn fn, void *ctx, uint64_t *ret_n)
 {
 	struct prof_event ev;
 	struct prof_sample s;
+	uint64_t n = 0;
 	int r;
+
+	while ((r = prof_spool_next(sp, &ev)) > 0) {
+		if (ev.type != PROF_EV_SAMPLE)
+			continue;
+		s = *ev.sample;
+		r = f ? prof_filter_sample(f, sp, sym, ev.sample, &s.stack) : 1;
+		if (r > 0) {
+			r = fn(&s, ctx);
+			n++;
+		}
+		if (r < 0)
+			return r;
+	}
+	if (ret_n)
+		*ret_n = n;
+	return r;
+}
+
+struct profile_ctx {
+	struct prof_profile *p;
+	struct prof_spool *sp;
+};
+
+static int add_to_profile(const struct prof_sample *s, void *ctx)
+{
+	struct profile_ctx *c = ctx;
+
+	return prof_profile_add_spool_sample(c->p, c->sp, s);
+}
+
+int prof_profile_read_filtered(struct prof_profile *p, struct prof_spool *sp,
+			       struct prof_filter *f, struct prof_symbolizer *sym)
+{
+	struct profile_ctx c = { .p = p, .sp = sp };
 
 	if (!f)
 		return prof_profile_read(p, sp);
 	if (!sym)
 		return error_setx(-EINVAL, "a filter needs a symbolizer");
-	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		if (ev.type != PROF_EV_SAMPLE)
-			continue;
-		s = *ev.sample;
-		r = prof_filter_sample(f, sp, sym, ev.sample, &s.stack);
-		if (r > 0)
-			r = prof_profile_add_spool_sample(p, sp, &s);
-		if (r < 0)
-			return r;
-	}
-	return r;
+	return filter_each_sample(sp, sym, f, add_to_profile, &c, NULL);
 }
 
 void prof_filter_free(struct prof_filter *f)

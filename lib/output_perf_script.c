@@ -87,28 +87,29 @@ static int put_sample(FILE *out, const struct prof_spool *sp, struct prof_symbol
 	return 0;
 }
 
+struct script_ctx {
+	FILE *out;
+	struct prof_spool *sp;
+	struct prof_symbolizer *sym;
+};
+
+static int script_sample(const struct prof_sample *s, void *ctx)
+{
+	struct script_ctx *c = ctx;
+
+	return put_sample(c->out, c->sp, c->sym, s, s->stack);
+}
+
 int prof_report_perf_script(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
 			    struct prof_filter *f, uint64_t *ret_samples)
 {
-	struct prof_event ev;
+	struct script_ctx c = { .out = out, .sp = sp, .sym = sym };
 	uint64_t n = 0;
-	uint32_t stack;
 	int r;
 
 	if (!out || !sp || !sym)
 		return error_setx(-EINVAL, "nothing to report");
-	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		if (ev.type != PROF_EV_SAMPLE)
-			continue;
-		stack = ev.sample->stack;
-		r = f ? prof_filter_sample(f, sp, sym, ev.sample, &stack) : 1;
-		if (r > 0) {
-			r = put_sample(out, sp, sym, ev.sample, stack);
-			n++;
-		}
-		if (r < 0)
-			return r;
-	}
+	r = filter_each_sample(sp, sym, f, script_sample, &c, &n);
 	if (r < 0)
 		return r;
 	if (ret_samples)

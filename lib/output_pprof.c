@@ -360,29 +360,21 @@ static int write_profile(FILE *out, struct pprof *x)
 	return write_gzip(out, x->out.p, x->out.n);
 }
 
+static int pprof_sample(const struct prof_sample *s, void *ctx)
+{
+	return count_sample(ctx, s, s->stack);
+}
+
 int prof_report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
 		      struct prof_filter *f, uint64_t *ret_samples)
 {
 	struct pprof x = { .sp = sp, .sym = sym };
-	struct prof_event ev;
 	uint64_t n = 0;
-	uint32_t stack;
 	int r;
 
 	if (!out || !sp || !sym)
 		return error_setx(-EINVAL, "nothing to report");
-	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		if (ev.type != PROF_EV_SAMPLE)
-			continue;
-		stack = ev.sample->stack;
-		r = f ? prof_filter_sample(f, sp, sym, ev.sample, &stack) : 1;
-		if (r > 0) {
-			r = count_sample(&x, ev.sample, stack);
-			n++;
-		}
-		if (r < 0)
-			break;
-	}
+	r = filter_each_sample(sp, sym, f, pprof_sample, &x, &n);
 	if (r == 0 && n)
 		r = write_profile(out, &x);
 	if (r == 0 && ret_samples)

@@ -160,6 +160,15 @@ int agg_each_stack(struct agg *a, agg_stack_fn fn, void *ctx);
 
 void agg_release(struct agg *a);
 
+/*
+ * Call FN for each sample of SP that F keeps (every sample when F is
+ * NULL), its stack already cut as F cuts it, and count them in *RET_N
+ * (may be NULL).  Stops at FN's error.  0 or -errno.
+ */
+typedef int (*sample_fn)(const struct prof_sample *s, void *ctx);
+int filter_each_sample(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
+		       sample_fn fn, void *ctx, uint64_t *ret_n);
+
 /* Print NAME for a report: control characters become '?', and ';' too if FOLDED. */
 void report_put_name(FILE *out, const char *name, bool folded);
 
