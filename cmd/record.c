@@ -339,6 +339,19 @@ static int exit_status(int status)
 	return EXIT_FAIL;
 }
 
+/* The live view each second, else the progress line on a terminal twice a second. */
+static void show_progress(const struct prof_recorder *rec, double start, bool tty, double *last)
+{
+	if (live_tail && now_s() - *last >= 1.0) {
+		live_update();
+		*last = now_s();
+	}
+	if (tty && now_s() - *last >= 0.5) {
+		progress(rec, start);
+		*last = now_s();
+	}
+}
+
 /* Poll until the command and its followed descendants are done, or a stop. */
 static int record_loop(struct prof_recorder *rec, struct prof_launched *child,
 		       const struct record_args *a, int *status, bool *reaped)
@@ -376,14 +389,7 @@ static int record_loop(struct prof_recorder *rec, struct prof_launched *child,
 		}
 		if (stop_at > 0 && now_s() >= stop_at)
 			return 0;
-		if (live_tail && now_s() - last_progress >= 1.0) {
-			live_update();
-			last_progress = now_s();
-		}
-		if (tty && now_s() - last_progress >= 0.5) {
-			progress(rec, start);
-			last_progress = now_s();
-		}
+		show_progress(rec, start, tty, &last_progress);
 	}
 }
 
@@ -404,20 +410,37 @@ static int attach_loop(struct prof_recorder *rec, const struct record_args *a)
 			return r;
 		if (active == 0 || stop_signal || (a->duration > 0 && now_s() - start >= a->duration))
 			return 0;
-		if (live_tail && now_s() - last_progress >= 1.0) {
-			live_update();
-			last_progress = now_s();
-		}
-		if (tty && now_s() - last_progress >= 0.5) {
-			progress(rec, start);
-			last_progress = now_s();
-		}
+		show_progress(rec, start, tty, &last_progress);
 	}
+}
+
+/*
+ * Clear the progress line, report the loop's error R, finish the spool
+ * (its error reported too), end the live view, print the summary.  Returns
+ * R, or the finish error when R was fine.
+ */
+static int end_recording(struct prof_recorder *rec, const struct record_args *a, int r)
+{
+	struct prof_recording_summary sum;
+
+	if (isatty(2) && !a->quiet && !live_tail)
+		fprintf(stderr, "\r\033[K");
+	if (r < 0)
+		err_msg("%s", prof_errmsg());
+	if (prof_recorder_finish(rec, &sum) < 0) {
+		err_msg("%s", prof_errmsg());
+		if (r >= 0)
+			r = -1;
+	}
+	live_update();	/* the last blocks and the trailer */
+	live_stop();
+	if (!a->quiet)
+		print_summary(&sum, a->output);
+	return r;
 }
 
 static int run_attach(struct record_args *a)
 {
-	struct prof_recording_summary sum;
 	enum prof_attach_outcome outcome;
 	struct prof_recorder *rec;
 	size_t i;
@@ -450,29 +473,16 @@ static int run_attach(struct record_args *a)
 	r = prof_recorder_enable(rec);
 	if (r >= 0)
 		r = attach_loop(rec, a);
-	if (isatty(2) && !a->quiet && !live_tail)
-		fprintf(stderr, "\r\033[K");
-	if (r < 0)
-		err_msg("%s", prof_errmsg());
-	if (prof_recorder_finish(rec, &sum) < 0) {
-		err_msg("%s", prof_errmsg());
-		r = -1;
-	}
-	live_update();	/* the last blocks and the trailer */
-	live_stop();
-	if (!a->quiet)
-		print_summary(&sum, a->output);
-	return r < 0 ? EXIT_FAIL : EXIT_OK;
+	return end_recording(rec, a, r) < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
 static int run_record(int argc, char **argv)
 {
 	struct record_args a = { .output = "prof.spool" };
-	struct prof_recording_summary sum;
 	struct prof_launched *child;
 	struct prof_recorder *rec;
 	bool reaped = false;
-	int r, status = 0, code;
+	int r, status = 0;
 
 	a.opts.sz = sizeof(a.opts);
 	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
@@ -505,19 +515,7 @@ static int run_record(int argc, char **argv)
 	if (a.live)
 		live_start(rec, a.output);
 	r = record_loop(rec, child, &a, &status, &reaped);
-	if (isatty(2) && !a.quiet && !live_tail)
-		fprintf(stderr, "\r\033[K");
-	if (r < 0)
-		err_msg("%s", prof_errmsg());
-	code = prof_recorder_finish(rec, &sum);
-	if (code < 0) {
-		err_msg("%s", prof_errmsg());
-		r = code;
-	}
-	live_update();	/* the last blocks and the trailer */
-	live_stop();
-	if (!a.quiet)
-		print_summary(&sum, a.output);
+	r = end_recording(rec, &a, r);
 	if (!reaped && !stop_signal)
 		reaped = prof_launched_wait(child, true, &status) == 1;
 	prof_launched_free(child);
