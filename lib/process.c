@@ -174,6 +174,7 @@ static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char 
 	if (!p)
 		return error_setx(-ENOMEM, "out of memory");
 	p->pid = pid;
+	p->first_thread = pt->nthrs;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	as_init(&p->as, pid);
 	id = prof_spool_add_process(pt->w, &(struct prof_process){ .pid = pid, .ppid = ppid,
@@ -368,7 +369,8 @@ int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time)
 	p->exited = true;
 	p->exit_ns = time;
 	pt->live_processes--;
-	for (i = 0; i < pt->nthrs; i++)
+	/* only threads created since it started can be its own: an exit costs its lifetime */
+	for (i = p->first_thread; i < pt->nthrs; i++)
 		if (pt->thrs[i].proc == p)
 			pt->thrs[i].exited = true;
 	r = prof_spool_add_process_exit(pt->w, p->spool_id, time);

@@ -21,6 +21,7 @@ struct proc {
 	uint32_t spool_id;
 	bool exited;
 	uint64_t exit_ns;		/* when it exited (record time, or when found gone) */
+	size_t first_thread;		/* its threads sit at or after this index of thrs */
 	char comm[16];
 	uint64_t maps_refreshed_ns;	/* last /proc/PID/maps re-read (throttle) */
 	struct addr_space as;
