@@ -29,7 +29,7 @@ ifneq ($(filter true 1,$(CI) $(WERROR)),)
 WARN += -Werror
 endif
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -D_GNU_SOURCE -I. -Ilib -MMD -MP
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -D_GNU_SOURCE -I. -Ilib -I$(O) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 # Ground-truth targets: optimized, debug info, and no frame pointers, as the
 # programs prof exists for are built.
@@ -57,7 +57,7 @@ all: $(BIN)
 
 config.mk: configure.ac
 	@.ci/deps build
-	autoreconf -fi
+	autoconf && autoheader
 	./configure
 
 config.h: config.mk
@@ -65,6 +65,15 @@ config.h: config.mk
 $(O)/%.o: %.c config.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The flame graph's script, as a C string literal for lib/output_svg.c,
+# which writes it inside a CDATA section: "]]>" would end that early.
+$(O)/flamegraph_js.h: lib/flamegraph.js
+	@mkdir -p $(@D)
+	@if grep -q ']]>' $<; then echo "$<: must not hold ']]>'" >&2; exit 1; fi
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+
+$(O)/lib/output_svg.o: $(O)/flamegraph_js.h
 
 $(O)/libprof.a: $(LIB_OBJS)
 	@rm -f $@
@@ -121,10 +130,10 @@ demo: $(BIN) $(O)/targets/ladder
 	./$(BIN) report $(O)/demo.spool
 
 # libFuzzer over the spool reader, seeded with tests/fuzz/corpus.
-fuzz:
+fuzz: $(O)/flamegraph_js.h
 	@.ci/deps fuzz
 	@mkdir -p $(O)/fuzz-corpus
-	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib \
+	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib -I$(O) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$(LIB_SRCS) tests/fuzz/fuzz-spool.c -o $(O)/fuzz-spool $(PROF_LIBS)
 	$(O)/fuzz-spool -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \

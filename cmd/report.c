@@ -4,10 +4,13 @@
  * Options and warnings only; reading, naming and printing are lib/'s.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "prof.h"
@@ -31,6 +34,7 @@ enum {
 	OPT_EXCLUDE,
 	OPT_DIFF,
 	OPT_FAIL_ABOVE,
+	OPT_INVERTED,
 };
 
 enum { EXIT_GREW = 3 };	/* --fail-above: a function's share grew more than allowed */
@@ -48,13 +52,23 @@ struct report_args {
 	bool diff;
 	const char *new_path;		/* --diff: the second spool */
 	double fail_above;		/* < 0: none */
+	bool min_percent_set;		/* else the format's default */
+	const char *output;		/* -o: the file to write; NULL: standard output */
+	FILE *out;			/* where the report goes */
 };
 
 static const struct argp_option report_options[] = {
-	{ "format", OPT_FORMAT, "FORMAT", 0, "top, tree, folded, json, perf-script, pprof or speedscope", 0 },
-	{ "limit", OPT_LIMIT, "N", 0, "list N functions in top (default 30, 0 all)", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0,
+	  "top, tree, folded, json, perf-script, pprof, speedscope or svg", 0 },
+	{ "output", 'o', "FILE", 0,
+	  "write the report to FILE (put in place once complete), not standard output", 0 },
+	{ "limit", OPT_LIMIT, "N", 0, "list N functions in top (default 30) or json (default all); "
+	  "0 all", 0 },
 	{ "min-percent", OPT_MIN_PERCENT, "PCT", 0,
-	  "hide what has under PCT% of samples (default 0.5)", 0 },
+	  "hide what has under PCT% of samples (top, tree: default 0.5; json, svg: 0)", 0 },
+	{ "inverted", OPT_INVERTED, NULL, 0,
+	  "tree, folded and svg: each stack from its leaf out, the callers below what they "
+	  "called (svg: an icicle graph)", 0 },
 	{ "by-thread", OPT_BY_THREAD, NULL, 0, "one profile per thread (name at the sample, tid)", 0 },
 	{ "by-process", OPT_BY_PROCESS, NULL, 0, "one profile per process (comm at the sample, pid)",
 	  0 },
@@ -132,6 +146,15 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 		    args->opts.min_percent > 100.0)
 			argp_error(state, "invalid --min-percent '%s': expected a percentage "
 				   "from 0 to 100", arg);
+		args->min_percent_set = true;
+		break;
+	case OPT_INVERTED:
+		args->opts.inverted = true;
+		break;
+	case 'o':
+		if (!*arg)
+			argp_error(state, "-o needs a file name");
+		args->output = arg;
 		break;
 	case OPT_BY_THREAD:
 	case OPT_BY_PROCESS:
@@ -193,6 +216,19 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 				   args->new_path);
 		if (args->diff && !args->new_path)
 			argp_error(state, "--diff needs two spools, BASE and NEW");
+		/* the views for people hide the little things; the exports keep them */
+		if (!args->min_percent_set)
+			args->opts.min_percent = args->opts.format == PROF_REPORT_TOP ||
+						 args->opts.format == PROF_REPORT_TREE ? 0.5 : 0.0;
+		if (args->opts.inverted && args->opts.format != PROF_REPORT_TREE &&
+		    args->opts.format != PROF_REPORT_FOLDED && args->opts.format != PROF_REPORT_SVG)
+			argp_error(state, "--inverted applies to tree, folded and svg, not %s",
+				   prof_report_format_name(args->opts.format));
+		if (args->diff && args->opts.inverted)
+			argp_error(state, "--diff and --inverted cannot be used together");
+		if (args->opts.format == PROF_REPORT_PPROF && !args->output && isatty(STDOUT_FILENO))
+			argp_error(state, "pprof is a binary format: give -o FILE or redirect "
+				   "standard output");
 		if (!args->diff && args->fail_above >= 0.0)
 			argp_error(state, "--fail-above needs --diff");
 		if (args->diff && args->group_opt)
@@ -235,8 +271,9 @@ static struct argp report_argp = {
 	.parser = parse_report,
 	.args_doc = "[FILE]\n--diff BASE NEW",
 	.doc = "Print the profile recorded in FILE (default: prof.spool): the functions "
-	       "that ran most (top), the call tree (tree), or folded stacks for flame graphs "
-	       "(folded)."
+	       "that ran most (top), the call tree (tree), folded stacks for flame graphs "
+	       "(folded), or an export: json for scripts, perf-script, pprof, speedscope, or "
+	       "svg, an interactive flame graph."
 	       "\vFunction names come from the spool's own symbol records, else from the ELF "
 	       "files the recording mapped (.symtab, else .dynsym); a frame without a name "
 	       "shows as module+0xOFFSET.  Where a file's debug info is found (in the file; "
@@ -255,7 +292,8 @@ static struct argp report_argp = {
 	       "self samples as a percent of each, and the change, biggest first.\n\n"
 	       "Exit status: 0 success (also for a partial spool), 1 the spool cannot be "
 	       "read, the report cannot be written, or no sample passes the filters, 3 "
-	       "with --fail-above, a share grew by more than allowed, 64 usage error.",
+	       "with --fail-above, a share grew by more than allowed, 64 usage error (also pprof to a "
+	       "terminal).",
 };
 
 static void print_warning(const char *msg, void *ctx)
@@ -308,9 +346,9 @@ static int side_read(struct side *s, struct report_args *args)
 	if (r == 0)
 		r = prof_profile_group_by(s->prof, args->group_by);
 	if (r == 0 && args->opts.format == PROF_REPORT_PERF_SCRIPT && !args->diff)
-		r = prof_report_perf_script(stdout, s->sp, s->sym, s->filter, &s->kept);
+		r = prof_report_perf_script(args->out, s->sp, s->sym, s->filter, &s->kept);
 	else if (r == 0 && args->opts.format == PROF_REPORT_PPROF && !args->diff)
-		r = prof_report_pprof(stdout, s->sp, s->sym, s->filter, &s->kept);
+		r = prof_report_pprof(args->out, s->sp, s->sym, s->filter, &s->kept);
 	else if (r == 0)
 		r = prof_profile_read_filtered(s->prof, s->sp, s->filter, s->sym);
 	if (r == 0 && (args->diff || !streamed(args->opts.format)))
@@ -341,7 +379,7 @@ static int run_diff(struct report_args *args)
 						       .profile = s[i].prof, .sym = s[i].sym };
 	}
 	if (r == 0) {
-		r = prof_report_diff(stdout, d, args->opts.format, &grew);
+		r = prof_report_diff(args->out, d, args->opts.format, &grew);
 		if (r < 0)
 			err_msg("%s", prof_errmsg());
 	}
@@ -355,6 +393,96 @@ static int run_diff(struct report_args *args)
 	return args->fail_above >= 0.0 && grew > args->fail_above ? EXIT_GREW : EXIT_OK;
 }
 
+/*
+ * Where the report goes: standard output, or for -o FILE a temporary file
+ * beside FILE that output_close() renames over it once the report is
+ * complete, so that a failed report leaves FILE as it was.  A FILE that
+ * exists and is not a regular file (a pipe, /dev/stdout) is written as it
+ * is.  0, or -errno with the error printed.
+ */
+static int output_open(struct report_args *args, char **tmp)
+{
+	struct stat st;
+	mode_t mask;
+	int fd = -1;
+
+	*tmp = NULL;
+	args->out = stdout;
+	if (!args->output)
+		return 0;
+	if (stat(args->output, &st) == 0 && !S_ISREG(st.st_mode)) {
+		args->out = fopen(args->output, "w");
+	} else if (asprintf(tmp, "%s.tmpXXXXXX", args->output) >= 0) {
+		fd = mkostemp(*tmp, O_CLOEXEC);
+		mask = umask(0);
+		umask(mask);
+		if (fd >= 0 && fchmod(fd, 0666 & ~mask) == 0)
+			args->out = fdopen(fd, "w");
+		else
+			args->out = NULL;
+	} else {
+		args->out = NULL;
+	}
+	if (!args->out) {
+		err_msg("cannot write '%s': %s", args->output, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(*tmp);
+		}
+		free(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Finish the report begun by output_open(): put it in place if OK, else drop it. */
+static int output_close(struct report_args *args, char *tmp, bool ok)
+{
+	int r = 0;
+
+	if (args->out == stdout) {
+		free(tmp);
+		return 0;
+	}
+	if (fclose(args->out) != 0 && ok) {
+		err_msg("cannot write '%s': %s", args->output, strerror(errno));
+		ok = false;
+		r = -1;
+	}
+	if (tmp && ok && rename(tmp, args->output) < 0) {
+		err_msg("cannot put the report in place as '%s': %s", args->output,
+			strerror(errno));
+		r = -1;
+		ok = false;
+	}
+	if (tmp && !ok)
+		unlink(tmp);
+	free(tmp);
+	return r;
+}
+
+/* The report of one spool.  An exit status. */
+static int run_one(struct report_args *args)
+{
+	struct side s = { .path = args->path };
+	int r;
+
+	/* speedscope's file holds a profile per thread, or per process */
+	if (args->opts.format == PROF_REPORT_SPEEDSCOPE && args->group_by == PROF_GROUP_NONE)
+		args->group_by = PROF_GROUP_THREAD;
+	r = side_read(&s, args);
+	if (r == 0 && !streamed(args->opts.format)) {
+		r = prof_report_write(args->out, s.sp, s.prof, s.sym, &args->opts);
+		if (r < 0)
+			err_msg("%s", prof_errmsg());
+	}
+	if (r == 0)
+		prof_report_warnings(s.sp, s.path, print_warning, NULL);
+	side_free(&s);
+	return r < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
 static int run_report(int argc, char **argv)
 {
 	struct report_args args = {
@@ -364,8 +492,8 @@ static int run_report(int argc, char **argv)
 		.filter_opts = { .sz = sizeof(args.filter_opts) },
 		.fail_above = -1.0,
 	};
-	struct side s = { 0 };
-	int r;
+	char *tmp;
+	int code;
 
 	argp_parse(&report_argp, argc, argv, 0, NULL, &args);
 	prof_filter_free(args.filter);	/* it checked the options; each spool gets its own */
@@ -373,26 +501,15 @@ static int run_report(int argc, char **argv)
 		args.path = "prof.spool";
 	args.opts.title = args.path;
 	set_verbosity(args.verbosity);
-	if (args.diff) {
-		r = run_diff(&args);
+	if (output_open(&args, &tmp) < 0) {
 		free(args.debug_dirs);
-		return r;
+		return EXIT_FAIL;
 	}
-	/* speedscope's file holds a profile per thread, or per process */
-	if (args.opts.format == PROF_REPORT_SPEEDSCOPE && args.group_by == PROF_GROUP_NONE)
-		args.group_by = PROF_GROUP_THREAD;
-	s.path = args.path;
-	r = side_read(&s, &args);
-	if (r == 0 && !streamed(args.opts.format)) {
-		r = prof_report_write(stdout, s.sp, s.prof, s.sym, &args.opts);
-		if (r < 0)
-			err_msg("%s", prof_errmsg());
-	}
-	if (r == 0)
-		prof_report_warnings(s.sp, s.path, print_warning, NULL);
-	side_free(&s);
+	code = args.diff ? run_diff(&args) : run_one(&args);
+	if (output_close(&args, tmp, code != EXIT_FAIL) < 0)
+		code = EXIT_FAIL;
 	free(args.debug_dirs);
-	return r < 0 ? EXIT_FAIL : EXIT_OK;
+	return code;
 }
 
 const struct prof_cmd cmd_report = {

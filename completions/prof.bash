@@ -69,13 +69,17 @@ _prof_record()
 
 _prof_report()
 {
-	local opts='--format --limit --min-percent --by-thread --by-process --lines --no-demangle --debug-dir --debuginfod --pid --tid --comm --time --no-kernel --focus --exclude --diff --fail-above --quiet -q --verbose -v --help --usage --version'
+	local opts='--format --output -o --limit --min-percent --inverted --by-thread --by-process --lines --no-demangle --debug-dir --debuginfod --pid --tid --comm --time --no-kernel --focus --exclude --diff --fail-above --quiet -q --verbose -v --help --usage --version'
 
 	# bash splits --format=VALUE at the =, which becomes a word of its own
 	[[ $prev == = ]] && prev=${words[cword - 2]}
 	case $prev in
 	--format)
-		__prof_words 'top tree folded json perf-script pprof speedscope'
+		__prof_words 'top tree folded json perf-script pprof speedscope svg'
+		return
+		;;
+	--output | -o)
+		__prof_files '*'
 		return
 		;;
 	--debug-dir)

@@ -74,9 +74,11 @@ complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -a -- -
 complete -c prof -n '__prof_using record; and __prof_after_dashdash' -a '(__prof_complete_target)'
 
 # prof report [OPTION...] [FILE]
-complete -c prof -n '__prof_using report' -l format -x -a 'top tree folded json perf-script pprof speedscope' -d 'the view to print'
-complete -c prof -n '__prof_using report' -l limit -x -d 'list N functions in top (default 30, 0 all)'
-complete -c prof -n '__prof_using report' -l min-percent -x -d 'hide what has under PCT% of samples (default 0.5)'
+complete -c prof -n '__prof_using report' -l format -x -a 'top tree folded json perf-script pprof speedscope svg' -d 'the view to print'
+complete -c prof -n '__prof_using report' -l output -s o -r -F -d 'write the report to FILE, not standard output'
+complete -c prof -n '__prof_using report' -l limit -x -d 'list N functions in top (default 30) or json (default all); 0 all'
+complete -c prof -n '__prof_using report' -l min-percent -x -d 'hide what has under PCT% of samples (top, tree: default 0.5; json, svg: 0)'
+complete -c prof -n '__prof_using report' -l inverted -d 'tree, folded and svg: each stack from its leaf out, callers below'
 complete -c prof -n '__prof_using report' -l by-thread -d 'one profile per thread (name at the sample, tid)'
 complete -c prof -n '__prof_using report' -l by-process -d 'one profile per process (comm at the sample, pid)'
 complete -c prof -n '__prof_using report' -l lines -d 'top and tree: a row per source line, with (FILE:LINE)'

@@ -6,7 +6,8 @@
  * of nodes, its stack node sitting at the innermost.  Frames with the same
  * function (name, module, and what the keys add: inlined, source line)
  * merge, so the work grows with distinct stacks, not with samples.  A
- * function recursing counts once per stack in its total.  Stack chains are
+ * function recursing counts once per stack in its total.  Inverted (a
+ * callers tree), each stack is placed from its leaf out.  Stack chains are
  * walked with loops, never recursion: a hostile spool may chain a million
  * nodes.
  */
@@ -169,17 +170,56 @@ static int place_stack(struct agg *a, const struct prof_spool *sp, struct prof_s
 	return 0;
 }
 
-/* Self and total per function, from the tree nodes that are leaves of samples. */
+/*
+ * The tree node of stack node LEAF in a callers tree: the stack's
+ * functions from the leaf out, the innermost of each inline chain first.
+ * Every stack is a path of its own from the top, so nothing is shared with
+ * the stacks placed before; a stack node's place is kept for its next
+ * samples (of another group, say) all the same.
+ */
+static int place_stack_callers(struct agg *a, const struct prof_spool *sp,
+			       struct prof_symbolizer *sym, uint32_t leaf, uint32_t *ret)
+{
+	const struct prof_stack_node *sn;
+	const uint32_t *funcs;
+	uint32_t id, node = 0, nfuncs, k;
+	int r;
+
+	if (a->stack_node[leaf].gen == a->gen) {
+		*ret = a->stack_node[leaf].node;
+		return 0;
+	}
+	for (id = leaf; id; id = sn->parent) {
+		sn = prof_spool_stack(sp, id);	/* parents are defined first: no loop */
+		if (!sn)
+			return error_setx(-EINVAL, "stack node %u is not defined", id);
+		r = frame_funcs(a, sym, sn->frame, &funcs, &nfuncs);
+		for (k = nfuncs; k-- > 0 && r == 0;)
+			r = child(a, node, funcs[k], &node);
+		if (r < 0)
+			return r;
+	}
+	a->stack_node[leaf] = (struct agg_placed){ .node = node, .gen = a->gen };
+	*ret = node;
+	return 0;
+}
+
+/*
+ * Self and total per function, from the tree nodes that are leaves of
+ * samples.  The leaf of a sample's stack is the node's function, or in a
+ * callers tree that of the node's root.
+ */
 static void count_functions(struct agg *a)
 {
-	uint32_t i, n;
+	bool callers = a->keys & AGG_CALLERS;
+	uint32_t i, n, leaf;
 
 	for (i = 1; i < a->nnodes; i++) {
 		uint64_t c = a->nodes[i].self;
 
 		if (!c)
 			continue;
-		a->funcs[a->nodes[i].func].self += c;
+		leaf = a->nodes[i].func;
 		for (n = i; n; n = a->nodes[n].parent) {
 			struct agg_func *f = &a->funcs[a->nodes[n].func];
 
@@ -187,15 +227,23 @@ static void count_functions(struct agg *a)
 				f->stamp = i;
 				f->total += c;
 			}
+			if (callers)
+				leaf = a->nodes[n].func;
 		}
+		a->funcs[leaf].self += c;
 	}
 }
 
 unsigned agg_keys_of(const struct prof_report_opts *opts)
 {
+	unsigned shape = opts->inverted ? AGG_CALLERS : 0;
+
+	/* folded shows bare names; the flame graph colours inlined frames */
 	if (opts->format == PROF_REPORT_FOLDED)
-		return 0;
-	return AGG_INLINED | (opts->lines ? AGG_LINES : 0);
+		return shape;
+	if (opts->format == PROF_REPORT_SVG)
+		return shape | AGG_INLINED;
+	return shape | AGG_INLINED | (opts->lines ? AGG_LINES : 0);
 }
 
 int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples, unsigned keys)
@@ -240,7 +288,9 @@ int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *
 
 	if (stack > a->nstacks)
 		return error_setx(-EINVAL, "stack node %u is not defined", stack);
-	if (stack > 0)
+	if (stack > 0 && (a->keys & AGG_CALLERS))
+		r = place_stack_callers(a, sp, sym, stack, &node);
+	else if (stack > 0)
 		r = place_stack(a, sp, sym, stack, &node);
 	else if ((r = func_id(a, &empty, &func)) == 0)
 		r = child(a, 0, func, &node);

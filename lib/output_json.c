@@ -13,30 +13,6 @@
 #include "internal.h"
 #include "report.h"
 
-/* The length of the valid UTF-8 sequence at P, or 0. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n, i;
-
-	if (*p < 0x80)
-		return 1;
-	if (*p >= 0xc2 && *p <= 0xdf)
-		n = 2;
-	else if (*p >= 0xe0 && *p <= 0xef)
-		n = 3;
-	else if (*p >= 0xf0 && *p <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if ((n == 3 && *p == 0xe0 && p[1] < 0xa0) || (n == 3 && *p == 0xed && p[1] >= 0xa0) ||
-	    (n == 4 && *p == 0xf0 && p[1] < 0x90) || (n == 4 && *p == 0xf4 && p[1] >= 0x90))
-		return 0;
-	return n;
-}
-
 void report_put_json_str(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -44,7 +20,7 @@ void report_put_json_str(FILE *out, const char *s)
 
 	fputc('"', out);
 	while (*p) {
-		n = utf8_len(p);
+		n = report_utf8_len(p);
 		if (*p == '"' || *p == '\\')
 			fprintf(out, "\\%c", *p);
 		else if (*p < 0x20 || *p == 0x7f)
@@ -207,9 +183,14 @@ static void put_func(FILE *out, const struct agg_func *f)
 	fprintf(out, ", \"self\": %" PRIu64 ", \"total\": %" PRIu64 "}", f->self, f->total);
 }
 
-static int put_functions(FILE *out, struct agg *a)
+/*
+ * The functions, most self samples first: those whose total reaches the
+ * minimum percent, as many as the limit (0 or less: all), then how many
+ * were left out.
+ */
+static int put_functions(FILE *out, struct agg *a, const struct prof_report_opts *o)
 {
-	size_t i, n = 0;
+	size_t i, n = 0, shown = 0;
 	uint32_t *ids = malloc((a->nfuncs ? a->nfuncs : 1) * sizeof(*ids));
 
 	if (!ids)
@@ -219,11 +200,14 @@ static int put_functions(FILE *out, struct agg *a)
 			ids[n++] = (uint32_t)i;
 	qsort_r(ids, n, sizeof(*ids), by_self, a);
 	fputs("  \"functions\": [", out);
-	for (i = 0; i < n; i++) {
-		fputs(i ? ",\n    " : "\n    ", out);
+	for (i = 0; i < n && (o->limit <= 0 || shown < (size_t)o->limit); i++) {
+		if (report_pct(a->funcs[ids[i]].total, a->samples) < o->min_percent)
+			continue;
+		fputs(shown++ ? ",\n    " : "\n    ", out);
 		put_func(out, &a->funcs[ids[i]]);
 	}
-	fputs(n ? "\n  ],\n" : "],\n", out);
+	fputs(shown ? "\n  ],\n" : "],\n", out);
+	fprintf(out, "  \"functions_left_out\": %zu,\n", n - shown);
 	free(ids);
 	return 0;
 }
@@ -276,7 +260,7 @@ int output_json(FILE *out, struct agg *a, const struct prof_spool *sp,
 	fprintf(out, "  \"samples\": %" PRIu64 ",\n", p->samples);
 	fprintf(out, "  \"first_ns\": %" PRIu64 ",\n  \"last_ns\": %" PRIu64 ",\n",
 		p->first_ns, p->last_ns);
-	r = put_functions(out, a);
+	r = put_functions(out, a, o);
 	if (r == 0)
 		r = put_stacks(out, a);
 	fputs("}\n", out);

@@ -4,7 +4,10 @@
  * down to the leaves, two spaces of indent per call, children by most total
  * samples.  A node below the minimum percent is left out with everything
  * under it.  Deep recursion stops indenting at a fixed depth and says the
- * depth instead, so that lines stay readable.
+ * depth instead, so that lines stay readable.  Inverted (a callers tree),
+ * the roots are the functions that ran and a node's total is the samples
+ * of its root called through that path; a self column would only repeat
+ * the roots' totals, so there is none.
  */
 #include <inttypes.h>
 
@@ -18,8 +21,10 @@ static void print_node(FILE *out, const struct agg *a, const struct agg_node *n)
 	const struct agg_func *f = &a->funcs[n->func];
 	uint32_t level = n->depth - 1;
 
-	fprintf(out, "%6.2f%% %6.2f%%  ", report_pct(n->total, a->samples),
-		report_pct(n->self, a->samples));
+	fprintf(out, "%6.2f%% ", report_pct(n->total, a->samples));
+	if (!(a->keys & AGG_CALLERS))
+		fprintf(out, "%6.2f%% ", report_pct(n->self, a->samples));
+	fputc(' ', out);
 	if (level > INDENT_LEVELS_MAX)
 		fprintf(out, "%*s(depth %" PRIu32 ") ", 2 * INDENT_LEVELS_MAX, "", n->depth);
 	else
@@ -45,7 +50,10 @@ int output_tree(FILE *out, struct agg *a, const struct prof_report_opts *opts)
 	r = agg_sort_children(a, AGG_BY_TOTAL);
 	if (r < 0)
 		return r;
-	fprintf(out, "%7s %7s  %s\n", "total%", "self%", "call tree");
+	if (a->keys & AGG_CALLERS)
+		fprintf(out, "%7s  %s\n", "total%", "callers tree");
+	else
+		fprintf(out, "%7s %7s  %s\n", "total%", "self%", "call tree");
 	for (n = agg_next(a, 0, false); n;) {
 		const struct agg_node *node = &a->nodes[n];
 		bool hide = report_pct(node->total, a->samples) < opts->min_percent;

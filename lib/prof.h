@@ -653,11 +653,12 @@ enum prof_report_format {
 	PROF_REPORT_PPROF,	/* gzip'd profile.proto: prof_report_pprof() */
 	PROF_REPORT_SPEEDSCOPE,	/* speedscope's JSON, a profile per group: needs a
 				 * profile grouped by thread or process */
+	PROF_REPORT_SVG,	/* a flame graph: one interactive SVG file */
 	PROF_REPORT__COUNT
 };
 
 /* The name of a format ("top", "tree", "folded", "json", "perf-script", "pprof",
- * "speedscope"), or NULL. */
+ * "speedscope", "svg"), or NULL. */
 const char *prof_report_format_name(unsigned format);
 
 /* The format named NAME, or -EINVAL (with the message set). */
@@ -667,15 +668,22 @@ struct prof_report_opts {
 	size_t sz;			/* sizeof(struct prof_report_opts) */
 	enum prof_report_format format;
 	const char *title;		/* header line "# prof report of TITLE"; NULL: none */
-	long limit;			/* top: rows shown; 0: 30; < 0: all */
-	double min_percent;		/* top: hide functions, tree: nodes (and what is
-					 * under them), whose total is below this
-					 * percent of the samples; 0 hides nothing
-					 * (prof report's default is 0.5); folded
+	long limit;			/* top: rows shown, 0: 30; json: functions
+					 * listed, 0: all; < 0: all */
+	double min_percent;		/* top and json: hide functions, tree and svg:
+					 * nodes (and what is under them), whose
+					 * total is below this percent of the
+					 * samples; 0 hides nothing (prof report's
+					 * default is 0.5 for top and tree); folded
 					 * ignores both this and limit */
 	bool lines;			/* top and tree: a function at each source line
 					 * it was seen at is an entry of its own,
 					 * shown "NAME (FILE:LINE)"; folded ignores it */
+	bool inverted;			/* tree, folded and svg: each stack from its
+					 * leaf out, so that the roots are the
+					 * functions that ran and their children
+					 * their callers (svg draws it as an
+					 * icicle, roots at the top) */
 };
 
 /*

@@ -21,6 +21,7 @@ static const char *const format_names[PROF_REPORT__COUNT] = {
 	[PROF_REPORT_PERF_SCRIPT] = "perf-script",
 	[PROF_REPORT_PPROF] = "pprof",
 	[PROF_REPORT_SPEEDSCOPE] = "speedscope",
+	[PROF_REPORT_SVG] = "svg",
 };
 
 const char *prof_report_format_name(unsigned format)
@@ -35,7 +36,7 @@ int prof_report_format_parse(const char *name)
 	for (i = 0; i < PROF_REPORT__COUNT; i++)
 		if (name && !strcmp(name, format_names[i]))
 			return i;
-	return error_setx(-EINVAL, "'%s' is not a report format; the formats are: top, tree, folded, json, perf-script, pprof, speedscope",
+	return error_setx(-EINVAL, "'%s' is not a report format; the formats are: top, tree, folded, json, perf-script, pprof, speedscope, svg",
 			  name ? name : "");
 }
 
@@ -50,6 +51,29 @@ void report_put_name(FILE *out, const char *name, bool folded)
 
 	for (p = (const unsigned char *)name; *p; p++)
 		fputc(*p < 0x20 || *p == 0x7f || (folded && *p == ';') ? '?' : *p, out);
+}
+
+size_t report_utf8_len(const unsigned char *p)
+{
+	size_t n, i;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((n == 3 && *p == 0xe0 && p[1] < 0xa0) || (n == 3 && *p == 0xed && p[1] >= 0xa0) ||
+	    (n == 4 && *p == 0xf0 && p[1] < 0x90) || (n == 4 && *p == 0xf4 && p[1] >= 0x90))
+		return 0;
+	return n;
 }
 
 #define INLINED_MARK " [inlined]"
@@ -227,6 +251,9 @@ static int report_all(FILE *out, const struct prof_spool *sp, const struct prof_
 	case PROF_REPORT_TREE:
 		r = output_tree(out, &a, o);
 		break;
+	case PROF_REPORT_SVG:
+		r = output_svg(out, &a, sp, o);
+		break;
 	default:
 		r = output_folded(out, &a, NULL);
 		break;
@@ -251,13 +278,16 @@ int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_
 	}
 	if ((unsigned)o.format >= PROF_REPORT__COUNT || !(o.min_percent >= 0.0))
 		return error_setx(-EINVAL, "invalid report options");
-	if (!o.limit)
+	if (!o.limit && o.format == PROF_REPORT_TOP)
 		o.limit = 30;
 
 	if (o.format == PROF_REPORT_PERF_SCRIPT || o.format == PROF_REPORT_PPROF)
 		return error_setx(-EINVAL, "%s is written as the spool is read: "
 				  "prof_report_perf_script() or prof_report_pprof()",
 				  format_names[o.format]);
+	if (o.inverted && o.format != PROF_REPORT_TREE && o.format != PROF_REPORT_FOLDED &&
+	    o.format != PROF_REPORT_SVG)
+		return error_setx(-EINVAL, "only tree, folded and svg can be inverted");
 	if (o.format == PROF_REPORT_JSON && p->by != PROF_GROUP_NONE)
 		return error_setx(-EINVAL, "the json format does not split by thread or process");
 	if (o.format == PROF_REPORT_TOP || o.format == PROF_REPORT_TREE)

@@ -59,6 +59,8 @@ struct agg_func {
 enum agg_keys {
 	AGG_INLINED = 1 << 0,	/* an inlined function is not its out-of-line self */
 	AGG_LINES = 1 << 1,	/* nor is it the same at two source lines */
+	AGG_CALLERS = 1 << 2,	/* not a key but the shape: each stack is placed
+				 * leaf first, a tree of callers (inverted) */
 };
 
 /* The functions a frame of the spool stands for: funcs[first..first + n), outermost first. */
@@ -191,8 +193,25 @@ int output_folded(FILE *out, struct agg *a, const char *root);
 int output_json(FILE *out, struct agg *a, const struct prof_spool *sp,
 		const struct prof_profile *p, const struct prof_report_opts *opts);
 
+int output_svg(FILE *out, struct agg *a, const struct prof_spool *sp,
+	       const struct prof_report_opts *opts);
+
+/*
+ * A flame graph drawn tree by tree: svg_graph_add() puts the tree of A
+ * right of the trees before it, under a frame LABEL (if not NULL); a
+ * graph of SAMPLES in all.  0 or -ENOMEM.
+ */
+struct svg_graph;
+int svg_graph_new(struct svg_graph **ret, const struct prof_report_opts *opts, uint64_t samples);
+int svg_graph_add(struct svg_graph *g, struct agg *a, const char *label);
+int svg_graph_write(struct svg_graph *g, FILE *out, const struct prof_spool *sp);
+void svg_graph_free(struct svg_graph *g);
+
 int output_speedscope(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
 		      struct prof_symbolizer *sym, const struct prof_report_opts *opts);
+
+/* The length of the valid UTF-8 sequence at P, or 0. */
+size_t report_utf8_len(const unsigned char *p);
 
 /* Print S (NULL: "") as a JSON string: escaped, and bytes not UTF-8 as U+FFFD. */
 void report_put_json_str(FILE *out, const char *s);

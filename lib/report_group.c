@@ -5,7 +5,8 @@
  * and memory of a group are those of its own stacks.  Top and tree print a
  * section per group, most samples first; folded puts the group's frame
  * ("NAME-TID" or "COMM-PID", as stackcollapse-perf.pl --tid/--pid writes
- * them) above each of its stacks, groups in the order of that frame.
+ * them) above each of its stacks, groups in the order of that frame; so
+ * does the flame graph, a tree per group side by side.
  * Percents are of all the samples, never of the group's.
  */
 #include <inttypes.h>
@@ -122,10 +123,13 @@ static int cells_by_group(const struct prof_profile *p, uint32_t **ret_cells, si
 
 /* The view of group G alone, whose samples A holds. */
 static int print_group(FILE *out, struct agg *a, const struct prof_profile *p,
-		       const struct prof_report_opts *o, const char *label, uint32_t g)
+		       const struct prof_report_opts *o, const char *label, uint32_t g,
+		       struct svg_graph *svg)
 {
 	agg_sum(a);
 	switch (o->format) {
+	case PROF_REPORT_SVG:
+		return svg_graph_add(svg, a, label);
 	case PROF_REPORT_TOP:
 		print_section(out, p, &p->groups[g]);
 		return output_top(out, a, o);
@@ -141,12 +145,16 @@ int report_groups(FILE *out, const struct prof_spool *sp, const struct prof_prof
 		  struct prof_symbolizer *sym, const struct prof_report_opts *o)
 {
 	struct group_sort gs = { .p = p };
-	bool folded = o->format == PROF_REPORT_FOLDED;
+	/* the formats whose groups are frames, ordered by their label */
+	bool folded = o->format == PROF_REPORT_FOLDED || o->format == PROF_REPORT_SVG;
+	struct svg_graph *svg = NULL;
 	size_t n = p->ngroups ? p->ngroups - 1 : 0, i, *first = NULL;
 	uint32_t *order, *cells = NULL;
 	struct agg a;
 	int r;
 
+	if (!p->samples && o->format == PROF_REPORT_SVG)
+		return output_svg(out, &(struct agg){ 0 }, sp, o);
 	if (!p->samples) {
 		if (!folded)
 			fprintf(out, "\nno samples\n");
@@ -166,6 +174,8 @@ int report_groups(FILE *out, const struct prof_spool *sp, const struct prof_prof
 		r = cells_by_group(p, &cells, &first);
 	if (r == 0)
 		r = agg_init(&a, sp, p->samples, agg_keys_of(o));
+	if (r == 0 && o->format == PROF_REPORT_SVG)
+		r = svg_graph_new(&svg, o, p->samples);
 	if (r < 0)
 		goto out;
 	qsort_r(order, n, sizeof(*order), folded ? by_label : by_samples, &gs);
@@ -177,9 +187,12 @@ int report_groups(FILE *out, const struct prof_spool *sp, const struct prof_prof
 		for (k = first[g]; k < first[g + 1] && r == 0; k++)
 			r = agg_add(&a, sp, sym, p->cells[cells[k]].stack, p->cells[cells[k]].count);
 		if (r == 0)
-			r = print_group(out, &a, p, o, folded ? gs.labels[g] : NULL, g);
+			r = print_group(out, &a, p, o, folded ? gs.labels[g] : NULL, g, svg);
 	}
+	if (r == 0 && svg)
+		r = svg_graph_write(svg, out, sp);
 out:
+	svg_graph_free(svg);
 	agg_release(&a);
 	for (i = 0; gs.labels && i < p->ngroups; i++)
 		free(gs.labels[i]);

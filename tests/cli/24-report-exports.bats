@@ -157,7 +157,7 @@ json() {
 	run -0 --separate-stderr "$PROF" report --format=json "$s"
 	python3 -m json.tool <<<"$output" >/dev/null
 	assert_equal "$(json 'print(sorted(d))')" \
-		"['counters', 'first_ns', 'functions', 'last_ns', 'metadata', 'samples', 'schema', 'stacks', 'warnings']"
+		"['counters', 'first_ns', 'functions', 'functions_left_out', 'last_ns', 'metadata', 'samples', 'schema', 'stacks', 'warnings']"
 	assert_equal "$(json 'print(d["schema"], d["samples"], d["counters"]["samples"])')" \
 		"prof-report/1 3000 3000"
 	assert_equal "$(json 'print(d["metadata"]["argv"], d["metadata"]["event"])')" \
@@ -191,6 +191,19 @@ json() {
 	cp "$s" "$odd"
 	run -0 "$PROF" report -q --format=json "$odd"
 	assert_equal "$(json 'print(d["metadata"]["spool"] == sys.argv[1])' "$odd")" True
+}
+
+@test "json: --limit and --min-percent trim the functions, never the stacks" {
+	command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
+	run -0 "$PROF" report -q --format=json "$s"
+	local all
+	all=$(json 'print(len(d["functions"]))')
+	assert_equal "$(json 'print(d["functions_left_out"], sum(f["self"] for f in d["functions"]))')" "0 3000"
+	run -0 "$PROF" report -q --format=json --limit=2 "$s"
+	assert_equal "$(json 'print(len(d["functions"]), d["functions_left_out"] + 2)')" "2 $all"
+	assert_equal "$(json 'print(sum(s["count"] for s in d["stacks"]))')" 3000
+	run -0 "$PROF" report -q --format=json --min-percent=50 "$s"
+	assert_equal "$(json 'print(all(f["total"] >= 1500 for f in d["functions"]), d["functions_left_out"] > 0, len(d["functions"]) > 0)')" "True True True"
 }
 
 @test "json cannot split by thread" {
@@ -460,4 +473,31 @@ s = max((x for x in d["profiles"][0]["samples"] if x and f[x[0]]["name"] == "_st
 print(" ".join(f[i]["name"] for i in s))
 print(next(x["file"] for x in f if x["name"] == "ladder_d"))' <<<"$output")" \
 		"$(printf '%s\n' '_start main ladder_a ladder_b ladder_c ladder_d do_syscall_64' 'tests/targets/ladder.c')"
+}
+
+@test "speedscope: valid against the schema the speedscope package ships" {
+	require_npm speedscope
+	require_npm ajv
+	local check="$TOP/tests/npm/speedscope-check.js" f="$BATS_TEST_TMPDIR/s.json"
+	"$PROF" report -q --format=speedscope -o "$f" "$s"
+	run -0 node "$check" "$f"
+	assert_output ""
+	"$PROF" report -q --format=speedscope --by-process --no-kernel "$s" >"$f"
+	run -0 node "$check" "$f"
+	# the check can fail: a frame without a name is not speedscope's
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); del d["shared"]["frames"][0]["name"]
+json.dump(d, open(sys.argv[1], "w"))' "$f"
+	run -1 node "$check" "$f"
+	assert_output --partial "/shared/frames/0: must have required property 'name'"
+}
+
+@test "speedscope of a recording of the ladder: valid, ladder_d on the stacks" {
+	require_npm speedscope
+	require_perf_events
+	cd "$BATS_TEST_TMPDIR"
+	"$PROF" record -q -o l.spool -- "$BUILD/targets/ladder" 1 >/dev/null
+	"$PROF" report -q --format=speedscope -o l.json l.spool
+	run -0 node "$TOP/tests/npm/speedscope-check.js" l.json
+	run -0 grep -c '"name": *"ladder_d"' l.json
 }

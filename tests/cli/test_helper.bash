@@ -34,3 +34,10 @@ require_perf_events() {
 		skip_or_fail "perf events unavailable (perf_event_paranoid=$paranoid, not root)"
 	fi
 }
+
+# node and the npm package $1, as .ci/deps check installs it in tests/npm
+require_npm() {
+	command -v node >/dev/null || skip_or_fail "node is not installed (nodejs)"
+	[ -d "$TOP/tests/npm/node_modules/$1" ] ||
+		skip_or_fail "npm package $1 is not installed (run .ci/deps check)"
+}

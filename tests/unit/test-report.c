@@ -33,7 +33,7 @@ struct rfx {
  *   [truncated] -> rec -> leaf          1
  *   (empty stack)                       2
  */
-static void rfx_open(struct rfx *fx)
+static void rfx_open_named(struct rfx *fx, const char *const names[4])
 {
 	struct prof_writer sink;
 	struct prof_spool_writer *w;
@@ -51,7 +51,6 @@ static void rfx_open(struct rfx *fx)
 	/* not an absolute path: no file is looked for */
 	m = (uint32_t)prof_spool_add_module(w, &(struct prof_module){ .process = p, .start = 0x1000,
 								       .end = 0x2000, .path = "app" });
-	static const char *const names[] = { "main", "rec", "leaf", "other" };
 	for (i = 0; i < 4; i++)
 		prof_spool_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_MODULE,
 								.scope_id = m,
@@ -97,6 +96,13 @@ static void rfx_open(struct rfx *fx)
 		abort();
 }
 
+static void rfx_open(struct rfx *fx)
+{
+	static const char *const names[] = { "main", "rec", "leaf", "other" };
+
+	rfx_open_named(fx, names);
+}
+
 static void rfx_close(struct rfx *fx)
 {
 	prof_symbolizer_free(fx->sym);
@@ -116,7 +122,8 @@ static char *report(struct rfx *fx, const struct prof_report_opts *opts, int *re
 		abort();
 	*ret = prof_report_write(f, fx->sp, fx->prof, fx->sym, opts);
 	fclose(f);
-	if (opts && opts->format == PROF_REPORT_FOLDED)
+	/* only top and tree have a header */
+	if (opts && opts->format != PROF_REPORT_TOP && opts->format != PROF_REPORT_TREE)
 		return buf;
 	body = strstr(buf, "\n\n");
 	if (!body)
@@ -228,6 +235,90 @@ TEST(report_folded_has_one_line_per_stack_and_every_sample)
 	rfx_close(&fx);
 }
 
+TEST(report_inverted_places_each_stack_from_its_leaf)
+{
+	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_FOLDED,
+				      .inverted = true };
+	struct rfx fx;
+	int r;
+
+	rfx_open(&fx);
+	CHECK_REPORT(&fx, &o,
+		     "[empty stack] 2\n"
+		     "leaf;rec;[truncated: stack-copy] 1\n"
+		     "leaf;rec;main 3\n"
+		     "leaf;rec;rec;rec;main 6\n"
+		     "main 1\n"
+		     "other;main 2\n");
+	/* the roots are what ran, by most samples; no self column */
+	o.format = PROF_REPORT_TREE;
+	CHECK_REPORT(&fx, &o,
+		     " total%  callers tree\n"
+		     " 66.67%  leaf [app]\n"
+		     " 66.67%    rec [app]\n"
+		     " 40.00%      rec [app]\n"
+		     " 40.00%        rec [app]\n"
+		     " 40.00%          main [app]\n"
+		     " 20.00%      main [app]\n"
+		     "  6.67%      [truncated: stack-copy]\n"
+		     " 13.33%  [empty stack]\n"
+		     " 13.33%  other [app]\n"
+		     " 13.33%    main [app]\n"
+		     "  6.67%  main [app]\n");
+	o.format = PROF_REPORT_TOP;
+	free(report(&fx, &o, &r));
+	CHECK_INT(r, ==, -EINVAL);
+	CHECK_STR(prof_errmsg(), "only tree, folded and svg can be inverted");
+	rfx_close(&fx);
+}
+
+/* How many times NEEDLE is in HAY. */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (; (hay = strstr(hay, needle)); hay += strlen(needle))
+		n++;
+	return n;
+}
+
+TEST(report_svg_escapes_names_and_draws_every_node)
+{
+	static const char *const names[] = {
+		"main", "operator<< <A&>(\"x\")", "bad\xff\x01name",
+		"a_function_name_far_too_long_to_fit_in_the_box_it_gets_at_two_samples_wide",
+	};
+	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_SVG };
+	struct rfx fx;
+	char *svg;
+	int r;
+
+	rfx_open_named(&fx, names);
+	svg = report(&fx, &o, &r);
+	CHECK_INT(r, ==, 0);
+	CHECK(!strncmp(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", 55));
+	/* all, and the 11 nodes of the call tree */
+	CHECK_INT(count_of(svg, "\n<g data-s="), ==, 12);
+	CHECK(strstr(svg, "<g data-s=\"0\" data-n=\"15\" data-d=\"0\"><title>all (15 samples, "
+			  "100.00%)</title>"));
+	CHECK_INT(count_of(svg, "<title>operator&lt;&lt; &lt;A&amp;&gt;(&quot;x&quot;) ("), ==, 4);
+	/* not UTF-8: U+FFFD; a control character: '?' */
+	CHECK_INT(count_of(svg, "<title>bad\xef\xbf\xbd?name ("), ==, 3);
+	CHECK(!strchr(svg, '\x01') && !strchr(svg, '\xff'));
+	/* the label of a frame 2 of 15 samples wide (157 px) is cut to fit, with ".." */
+	CHECK(strstr(svg, " width=\"157.33\" height=\"15\""));
+	CHECK(strstr(svg, ">a_function_name_far..</text>"));
+	free(svg);
+	/* the frames under --min-percent are left out, with everything on them */
+	o.min_percent = 10;
+	svg = report(&fx, &o, &r);
+	CHECK_INT(r, ==, 0);
+	CHECK_INT(count_of(svg, "\n<g data-s="), ==, 9);
+	CHECK(!strstr(svg, "[truncated: stack-copy]"));
+	free(svg);
+	rfx_close(&fx);
+}
+
 TEST(report_header_comes_first_with_the_title)
 {
 	struct prof_report_opts o = { .sz = sizeof(o), .title = "x.spool" };
@@ -289,9 +380,11 @@ TEST(report_format_names_round_trip)
 	CHECK_INT(prof_report_format_parse("perf-script"), ==, PROF_REPORT_PERF_SCRIPT);
 	CHECK_INT(prof_report_format_parse("tree"), ==, PROF_REPORT_TREE);
 	CHECK_INT(prof_report_format_parse("folded"), ==, PROF_REPORT_FOLDED);
+	CHECK_STR(prof_report_format_name(PROF_REPORT_SVG), "svg");
+	CHECK_INT(prof_report_format_parse("svg"), ==, PROF_REPORT_SVG);
 	CHECK_INT(prof_report_format_parse("Top"), ==, -EINVAL);
 	CHECK_STR(prof_errmsg(), "'Top' is not a report format; the formats are: top, tree, folded, "
-		  "json, perf-script, pprof, speedscope");
+		  "json, perf-script, pprof, speedscope, svg");
 }
 
 TEST(filter_options_parse_or_say_why_not)
