@@ -24,85 +24,24 @@
 
 #define PERF_MAP_MAX_BYTES (256u << 20)
 #define PERF_MAP_MAX_LINE 4096
-#define CAPTURE_MAX_HELD 512
 
-void capture_init(struct capture *c)
+int capture_init(struct capture *c)
 {
 	memset(c, 0, sizeof(*c));
 	intern_init(&c->written);
+	return image_set_new(&c->images);
 }
 
 void capture_release(struct capture *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->nfiles; i++) {
-		if (c->files[i].fd >= 0)
-			close(c->files[i].fd);
-		free(c->files[i].path);
-	}
-	free(c->files);
-	free(c->mods);
+	image_set_unref(c->images);
 	intern_release(&c->written);
 	memset(c, 0, sizeof(*c));
 }
 
-/* The file of M, opened once however many processes map it. */
-static int capture_file(struct capture *c, const struct as_module *m, size_t *ret)
-{
-	struct capture_file f = { .dev_major = m->dev_major, .dev_minor = m->dev_minor,
-				  .inode = m->inode, .fd = -1 };
-	void *p = c->files;
-	size_t i;
-	int r;
-
-	for (i = 0; i < c->nfiles; i++)
-		if (c->files[i].inode == m->inode && c->files[i].dev_major == m->dev_major &&
-		    c->files[i].dev_minor == m->dev_minor) {
-			*ret = i;
-			return 0;
-		}
-	/*
-	 * Held open, a file deleted or replaced before the end (or while the
-	 * process still maps it: m->open_path is then its map_files entry) stays
-	 * readable.  Past a few hundred files, the path has to do.
-	 */
-	if (c->nfiles < CAPTURE_MAX_HELD)
-		f.fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
-	if (f.fd >= 0 ? asprintf(&f.path, "/proc/self/fd/%d", f.fd) < 0
-		      : !(f.path = strdup(m->open_path)))
-		f.path = NULL;
-	r = f.path ? grow_array(&p, &c->files_cap, c->nfiles + 1, sizeof(*c->files))
-		   : error_setx(-ENOMEM, "out of memory");
-	c->files = p;
-	if (r < 0) {
-		if (f.fd >= 0)
-			close(f.fd);
-		free(f.path);
-		return r;
-	}
-	c->files[c->nfiles] = f;
-	*ret = c->nfiles++;
-	return 0;
-}
-
 int capture_module(struct capture *c, uint32_t id, const struct as_module *m)
 {
-	struct capture_module cm = { .id = id };
-	void *p = c->mods;
-	int r;
-
-	/* the vDSO too: its image is a copy of prof's own, identical on this kernel */
-	if (!m->open_path || !m->elf_ok)
-		return 0;
-	r = capture_file(c, m, &cm.file);
-	if (r >= 0)
-		r = grow_array(&p, &c->cap, c->n + 1, sizeof(*c->mods));
-	c->mods = p;
-	if (r < 0)
-		return r;
-	c->mods[c->n++] = cm;
-	return 0;
+	return image_set_add(c->images, id, m);
 }
 
 /* A frame the names are wanted for: scope, scope id, address. */
@@ -178,26 +117,16 @@ static int emit(struct capture *c, struct prof_spool_writer *w, uint8_t scope, u
 	return r;
 }
 
-static const struct capture_file *find_file(const struct capture *c, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++)
-		if (c->mods[i].id == id)
-			return &c->files[c->mods[i].file];
-	return NULL;
-}
-
 /* The user frames of module V[0].id, V[0..n): their function symbols. */
 static int capture_user(struct capture *c, struct prof_spool_writer *w, const struct want *v,
 			size_t n)
 {
-	const struct capture_file *cf = find_file(c, v[0].id);
+	const char *path = image_set_path(c->images, v[0].id);
 	struct elf_file f;
 	size_t i;
 	int r = 0;
 
-	if (!cf || elf_file_open(cf->path, &f) < 0) {
+	if (!path || elf_file_open(path, &f) < 0) {
 		prof_errmsg_clear();
 		return 0;
 	}

@@ -9,33 +9,19 @@
 
 #include <stdint.h>
 
+#include "image_set.h"
 #include "intern.h"
 #include "process.h"
 #include "unwind.h"
 
-/* A mapped file, held open so it can be read at the end even if deleted by then. */
-struct capture_file {
-	uint32_t dev_major, dev_minor;
-	uint64_t inode;
-	int fd;			/* -1: not held (too many), read by path */
-	char *path;		/* /proc/self/fd/N, or the path */
-};
-
-struct capture_module {
-	uint32_t id;		/* spool module id */
-	size_t file;		/* index in files */
-};
-
 struct capture {
-	struct capture_file *files;
-	size_t nfiles, files_cap;
-	struct capture_module *mods;
-	size_t n, cap;
+	struct image_set *images;	/* the mapped files, by module id */
 	struct intern_map written;	/* (scope, id) x start already written */
 	uint64_t symbols;
 };
 
-void capture_init(struct capture *c);
+/* 0 or -ENOMEM; release C either way. */
+int capture_init(struct capture *c);
 void capture_release(struct capture *c);
 
 /* Note module ID (just written) and how to read it later.  0 or -ENOMEM. */

@@ -1127,8 +1127,26 @@ void prof_tail_free(struct prof_tail *t);
 int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret);
 
 /*
+ * A symbolizer over the spool T follows (prof_symbolizer_new_opts() with
+ * OPTS), to name the frames of T's batches.  For the tail of a recorder it
+ * reads each module's ELF file through the descriptor the recorder opened
+ * when it wrote the module, the file the process mapped, so that names are
+ * right while the recording runs even when that file has since been
+ * deleted or replaced, or exists only in the target's mount namespace (a
+ * module whose file the recorder could not hold is read at its path).
+ * Those files stay open while the symbolizer lives, recorder freed or
+ * not.  Modules retired need nothing of it (ids are never reused); after a
+ * batch with symbols_added, it may name frames differently.  Use it from
+ * the thread that polls T.  0 and *RET, or -EAGAIN while T has read no
+ * metadata yet (prof_tail_spool() NULL), -EINVAL, or the errors of
+ * prof_symbolizer_new_opts().
+ */
+int prof_tail_symbolizer(struct prof_tail *t, const struct prof_symbolizer_opts *opts,
+			 struct prof_symbolizer **ret);
+
+/*
  * A live view of a tail: what prof tail and prof record --live print.  It
- * names frames with a symbolizer of its own over the tail's spool (created
+ * names frames with a symbolizer of its own, prof_tail_symbolizer() (created
  * at the first sample), and keeps per function its self samples of the
  * current interval and overall: memory grows with distinct frames and
  * functions, and an interval's counts are dropped when printed.

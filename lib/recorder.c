@@ -123,8 +123,9 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	rec->epfd = -1;
 	sorter_init(&rec->sorter);
 	pt_init(&rec->pt, NULL);
-	capture_init(&rec->capture);
-	r = check_opts(&rec->opts);
+	r = capture_init(&rec->capture);
+	if (r == 0)
+		r = check_opts(&rec->opts);
 	if (r < 0)
 		goto out_free;
 	rec->sum.freq_hz = rec->opts.freq_hz;

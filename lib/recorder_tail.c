@@ -4,7 +4,8 @@
  * the recorder writes, one per recorder, which may outlive it (it keeps its
  * descriptors through the rename), and which may give the disk space of
  * what it read back to the file system.  It never touches the recorder's
- * writer: it reads the file as any reader would.
+ * writer: it reads the file as any reader would.  Its symbolizer reads the
+ * ELF files the recorder holds open, shared with it (image_set.c).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "internal.h"
 #include "recorder.h"
+#include "symbolize.h"
 #include "tail.h"
 
 void tail_recorder_detach(struct prof_tail *t)
@@ -54,11 +56,27 @@ int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret)
 	if (r < 0)
 		goto out_free;
 	t->rec = rec;
+	t->images = image_set_ref(rec->capture.images);
 	rec->tail = t;
 	*ret = t;
 	return 0;
 out_free:
 	prof_tail_free(t);
+	return r;
+}
+
+int prof_tail_symbolizer(struct prof_tail *t, const struct prof_symbolizer_opts *opts,
+			 struct prof_symbolizer **ret)
+{
+	int r;
+
+	if (!t || !ret)
+		return error_setx(-EINVAL, "tail symbolizer: no tail");
+	if (!t->sp)
+		return error_setx(-EAGAIN, "tail symbolizer: the spool has no metadata yet");
+	r = prof_symbolizer_new_opts(t->sp, opts, ret);
+	if (r == 0 && t->images)
+		symbolizer_read_images(*ret, t->images);
 	return r;
 }
 

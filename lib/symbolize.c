@@ -25,6 +25,7 @@
 #include "elf_file.h"
 #include "internal.h"
 #include "strmap.h"
+#include "symbolize.h"
 #include "symtab.h"
 
 /* A source path under the compilation directory shorter than this is shown whole. */
@@ -73,6 +74,7 @@ struct prof_symbolizer {
 	struct strmap demangled;	/* mangled name -> index in names + 1; NOT_MANGLED */
 	bool demangle;
 	struct debuginfo debug;
+	struct image_set *images;	/* the recorder's files, for its tail; NULL: none */
 };
 
 /* In demangled: a name the demangler does not know, shown as it is. */
@@ -140,7 +142,14 @@ void prof_symbolizer_free(struct prof_symbolizer *s)
 	strmap_release(&s->demangled);
 	symtab_release(&s->spool_syms);
 	debuginfo_release(&s->debug);
+	image_set_unref(s->images);
 	free(s);
+}
+
+void symbolizer_read_images(struct prof_symbolizer *s, struct image_set *set)
+{
+	image_set_unref(s->images);
+	s->images = set ? image_set_ref(set) : NULL;
 }
 
 /* Grow a zeroed array indexed by id so that ID is a valid index. */
@@ -254,6 +263,7 @@ static int open_debuginfo(struct prof_symbolizer *s, struct sym_file *f,
 static int open_file(struct prof_symbolizer *s, struct sym_file *f, const struct prof_module *m)
 {
 	char want[2 * PROF_BUILD_ID_MAX + 1], have[2 * PROF_BUILD_ID_MAX + 1];
+	const char *held;
 	int r;
 
 	if (m->flags & PROF_MODULE_VDSO) {
@@ -272,7 +282,15 @@ static int open_file(struct prof_symbolizer *s, struct sym_file *f, const struct
 		f->ok = true;
 		return 0;
 	}
-	if (elf_file_open(m->path, &f->elf) < 0) {
+	/* the recorder's descriptor of the very file mapped, else the path */
+	held = s->images ? image_set_path(s->images, m->id) : NULL;
+	if (held && elf_file_open(held, &f->elf) < 0) {
+		pr_debug("cannot read the file the recorder held for '%s': %s", m->path,
+			 prof_errmsg());
+		prof_errmsg_clear();
+		held = NULL;
+	}
+	if (!held && elf_file_open(m->path, &f->elf) < 0) {
 		f->unreadable = true;
 		r = asprintf(&f->problem, "%s", prof_errmsg());
 		prof_errmsg_clear();

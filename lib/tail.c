@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "image_set.h"
 #include "internal.h"
 #include "tail.h"
 
@@ -571,6 +572,7 @@ void prof_tail_free(struct prof_tail *t)
 	if (!t)
 		return;
 	tail_recorder_detach(t);
+	image_set_unref(t->images);
 	prof_spool_close(t->sp);
 	if (t->fd >= 0)
 		close(t->fd);

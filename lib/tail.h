@@ -22,6 +22,7 @@ struct prof_tail {
 	int ino;			/* inotify instance watching fd, or -1 */
 	struct prof_spool *sp;
 	struct prof_recorder *rec;	/* the recorder this tail belongs to, while it lives */
+	struct image_set *images;	/* its recorder's files (a reference), or NULL */
 
 	enum prof_tail_state state;
 	char reason[320];

@@ -324,7 +324,7 @@ int prof_tail_view_add(struct prof_tail_view *v, struct prof_tail *t,
 	if (!sp)
 		return error_setx(-EINVAL, "tail view: samples without a spool");
 	if (!v->sym) {
-		r = prof_symbolizer_new(sp, &v->sym);
+		r = prof_tail_symbolizer(t, NULL, &v->sym);
 		if (r < 0)
 			return r;
 	}

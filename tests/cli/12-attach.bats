@@ -10,7 +10,11 @@ setup() {
 }
 
 teardown() {
-	# no target outlives its test
+	# no target, nor a child of one, outlives its test
+	local p
+	for p in ${TARGET_PIDS:-}; do
+		pkill -P "$p" 2>/dev/null || true
+	done
 	[ -n "${TARGET_PIDS:-}" ] && kill $TARGET_PIDS 2>/dev/null || true
 }
 
@@ -72,7 +76,8 @@ start() {
 }
 
 @test "--children also attaches the children a process already has" {
-	start "$T/forker" 2
+	# long enough to outlive both recordings on a loaded machine; teardown ends it
+	start "$T/forker" 6
 	sleep 0.2
 	run -0 "$PROF" record -q -p "$TARGET" --children -d 1 -o c.spool
 	"$PROF" report -q --by-process --format=folded c.spool >c.folded

@@ -10,11 +10,17 @@
  *   recorder: N          samples the recorder wrote
  *   state: finished      the tail's state at the end
  *   allocated: B of S    (--discard) bytes the spool occupies on disk, of its size
+ *   leaf: NAME           (--unlink) the commonest leaf function of the samples the
+ *                        tail handed out while COMMAND ran, named by the tail's
+ *                        symbolizer (prof_tail_symbolizer())
+ *   plain-leaf: NAME     the same, named by a plain symbolizer of the spool
  *
  * With --discard it calls prof_tail_discard_consumed() after every poll;
- * --freq samples HZ times a second (default 999).
+ * --freq samples HZ times a second (default 999).  With --unlink PATH it
+ * deletes PATH once the recorder has written samples (so once it has seen
+ * COMMAND's mappings), and names the samples read from then on.
  *
- *   rectail [--discard] [--freq HZ] OUT -- COMMAND [ARG...]
+ *   rectail [--discard] [--freq HZ] [--unlink PATH] OUT -- COMMAND [ARG...]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -58,11 +64,49 @@ static void check_notsup(void)
 	prof_launched_free(l);
 }
 
+/* Leaf functions by samples, as one symbolizer names them. */
+struct leaves {
+	struct prof_symbolizer *sym;
+	char *names[64];
+	uint64_t counts[64];
+	size_t n;
+};
+
+static void count_leaf(struct leaves *l, const struct prof_spool *sp, uint32_t stack)
+{
+	const struct prof_stack_node *sn = stack ? prof_spool_stack(sp, stack) : NULL;
+	struct prof_resolved_frame rf;
+	size_t i;
+
+	if (!sn || prof_symbolizer_frame(l->sym, sn->frame, &rf) < 0)
+		return;
+	for (i = 0; i < l->n && strcmp(l->names[i], rf.function); i++)
+		;
+	if (i == l->n && l->n < 64)
+		l->names[l->n++] = strdup(rf.function);
+	if (i < l->n)
+		l->counts[i]++;
+}
+
+static const char *top_leaf(const struct leaves *l)
+{
+	size_t i, best = 0;
+
+	for (i = 1; i < l->n; i++)
+		if (l->counts[i] > l->counts[best])
+			best = i;
+	return l->n ? l->names[best] : "(none)";
+}
+
+/* With NAMED, the leaves of the samples read, by both symbolizers. */
+static struct leaves *named[2];
+
 /* Read what the tail has now; returns the samples read. */
 static uint64_t drain(struct prof_tail *t, bool discard, enum prof_tail_state *state)
 {
 	struct prof_tail_batch b;
 	uint64_t n = 0;
+	size_t i, k;
 	int r;
 
 	do {
@@ -71,6 +115,9 @@ static uint64_t drain(struct prof_tail *t, bool discard, enum prof_tail_state *s
 			die("poll the tail");
 		n += b.nsamples;
 		*state = b.state;
+		for (k = 0; named[0] && k < 2; k++)
+			for (i = 0; i < b.nsamples; i++)
+				count_leaf(named[k], prof_tail_spool(t), b.samples[i].s.stack);
 	} while (b.more);
 	if (discard && prof_tail_discard_consumed(t) < 0)
 		die("discard");
@@ -87,6 +134,9 @@ int main(int argc, char **argv)
 	struct prof_recorder *rec;
 	struct prof_tail *t, *t2;
 	bool discard = false, reaped = false;
+	const char *unlink_path = NULL;
+	struct leaves tail_leaves = { 0 }, plain_leaves = { 0 };
+	struct prof_poll_summary ps;
 	size_t active;
 	struct stat st;
 	int i = 1, status;
@@ -96,11 +146,14 @@ int main(int argc, char **argv)
 			discard = true;
 		else if (!strcmp(argv[i], "--freq") && i + 1 < argc)
 			opts.freq_hz = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--unlink") && i + 1 < argc)
+			unlink_path = argv[++i];
 		else
 			break;
 	}
 	if (argc - i < 3 || strcmp(argv[i + 1], "--")) {
-		fprintf(stderr, "usage: rectail [--discard] [--freq HZ] OUT -- COMMAND [ARG...]\n");
+		fprintf(stderr, "usage: rectail [--discard] [--freq HZ] [--unlink PATH] OUT -- "
+			"COMMAND [ARG...]\n");
 		return 64;
 	}
 	check_notsup();
@@ -114,8 +167,20 @@ int main(int argc, char **argv)
 	if (prof_launched_release(child) < 0)
 		die("run");
 	for (;;) {
-		if (prof_recorder_poll(rec, 100, NULL) < 0)
+		if (prof_recorder_poll(rec, 100, &ps) < 0)
 			die("poll");
+		if (unlink_path && ps.samples) {
+			/* the recorder holds the file: its tail's symbolizer reads that */
+			if (unlink(unlink_path) < 0)
+				die("unlink");
+			unlink_path = NULL;
+			live += drain(t, discard, &state);
+			if (prof_tail_symbolizer(t, NULL, &tail_leaves.sym) < 0 ||
+			    prof_symbolizer_new(prof_tail_spool(t), &plain_leaves.sym) < 0)
+				die("symbolizer");
+			named[0] = &tail_leaves;
+			named[1] = &plain_leaves;
+		}
 		live += drain(t, discard, &state);
 		if (!reaped && prof_launched_wait(child, false, &status) == 1)
 			reaped = true;
@@ -123,6 +188,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	all = live;
+	named[0] = named[1] = NULL;	/* the names captured at the end would hide the point */
 	if (prof_recorder_finish(rec, &sum) < 0)
 		die("finish");
 	/* the tail outlives its recorder: the last blocks and the trailer */
@@ -132,6 +198,14 @@ int main(int argc, char **argv)
 	if (discard && stat(argv[i], &st) == 0)
 		printf("allocated: %llu of %llu\n", (unsigned long long)st.st_blocks * 512,
 		       (unsigned long long)st.st_size);
+	if (tail_leaves.sym)
+		printf("leaf: %s\nplain-leaf: %s\n", top_leaf(&tail_leaves), top_leaf(&plain_leaves));
+	for (i = 0; i < (int)tail_leaves.n; i++)
+		free(tail_leaves.names[i]);
+	for (i = 0; i < (int)plain_leaves.n; i++)
+		free(plain_leaves.names[i]);
+	prof_symbolizer_free(tail_leaves.sym);
+	prof_symbolizer_free(plain_leaves.sym);
 	prof_tail_free(t);
 	prof_launched_free(child);
 	return 0;

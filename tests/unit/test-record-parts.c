@@ -2,14 +2,20 @@
 /*
  * test-record-parts.c - the recorder's pieces that need no perf events:
  * the ring reader on a synthetic buffer (records that wrap), the sorter's
- * ordering and watermark, and /proc/PID/maps parsing.
+ * ordering and watermark, /proc/PID/maps parsing, and the set of mapped
+ * files the recorder holds for its tail's symbolizer.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "image_set.h"
 #include "perf_ring.h"
 #include "proc_maps.h"
 #include "sorter.h"
@@ -183,4 +189,55 @@ TEST(maps_of_this_process_hold_its_code)
 	CHECK_STR(comm, "unit-tests");
 	CHECK_INT(ppid, ==, getppid());
 	CHECK_INT(maps_read(999999999, &maps), ==, -ESRCH);
+}
+
+/* A module of the file at PATH, as the recorder describes one it can read. */
+static struct as_module module_of(char *path)
+{
+	struct as_module m = { .path = path, .open_path = path, .elf_ok = true };
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		m.dev_major = major(st.st_dev);
+		m.dev_minor = minor(st.st_dev);
+		m.inode = st.st_ino;
+	}
+	return m;
+}
+
+TEST(image_set_holds_each_file_once_and_past_its_deletion)
+{
+	char path[] = "/tmp/prof-image-XXXXXX", other[] = "/tmp/prof-image-XXXXXX", buf[8] = { 0 };
+	struct as_module m, o, unread = { .path = "x", .open_path = "x" };
+	struct image_set *s;
+	const char *held, *held2;
+	int fd = mkstemp(path), ofd = mkstemp(other), rfd;
+
+	CHECK(fd >= 0 && ofd >= 0);
+	CHECK_INT(write(fd, "image 1", 7), ==, 7);
+	close(fd);
+	close(ofd);
+	m = module_of(path);
+	o = module_of(other);
+	CHECK_INT(image_set_new(&s), ==, 0);
+	CHECK_INT(image_set_add(s, 1, &m), ==, 0);
+	CHECK_INT(image_set_add(s, 3, &m), ==, 0);	/* another process maps it */
+	CHECK_INT(image_set_add(s, 4, &o), ==, 0);
+	CHECK_INT(image_set_add(s, 5, &unread), ==, 0);	/* no ELF read: not held */
+	held = image_set_path(s, 1);
+	held2 = image_set_path(s, 3);
+	CHECK(held && held2 && !strcmp(held, held2) && !strncmp(held, "/proc/self/fd/", 14));
+	CHECK(image_set_path(s, 4) && strcmp(image_set_path(s, 4), held));
+	CHECK(!image_set_path(s, 2) && !image_set_path(s, 5) && !image_set_path(s, 99));
+	/* the path now names nothing: the held file still reads as it was */
+	CHECK_INT(unlink(path), ==, 0);
+	image_set_ref(s);
+	image_set_unref(s);
+	rfd = open(image_set_path(s, 1), O_RDONLY);
+	CHECK(rfd >= 0);
+	CHECK_INT(read(rfd, buf, sizeof(buf) - 1), ==, 7);
+	CHECK_STR(buf, "image 1");
+	close(rfd);
+	image_set_unref(s);
+	unlink(other);
 }
