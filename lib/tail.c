@@ -92,14 +92,40 @@ static pid_t temp_pid(const char *name, const char *prefix, size_t len)
 	return (pid_t)v;
 }
 
-static bool pid_alive(pid_t pid)
+/*
+ * Whether the recorder PID still writes the file ST: it runs and holds the
+ * file open.  A pid alone may have been reused since a recorder was
+ * killed; where its descriptors cannot be read (another user's), running
+ * has to do.
+ */
+static bool writer_alive(pid_t pid, const struct stat *st)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	char dir[32], fd_path[300];
+	struct dirent *de;
+	struct stat fst;
+	bool held = false;
+	DIR *d;
+
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
+		return false;
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return true;
+	while (!held && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(fd_path, sizeof(fd_path), "%s/%s", dir, de->d_name);
+		held = stat(fd_path, &fst) == 0 && fst.st_dev == st->st_dev &&
+		       fst.st_ino == st->st_ino;
+	}
+	closedir(d);
+	return held;
 }
 
 /*
  * The file to follow for PATH, in *ret (NULL: none yet): the newest
- * temporary file .BASE.tmp.PID whose PID runs, else the newer of PATH and
+ * temporary file .BASE.tmp.PID whose recorder PID still writes it, else the newer of PATH and
  * the newest other temporary file.  0 or -ENOMEM.
  */
 static int pick_file(const char *path, char **ret)
@@ -133,9 +159,12 @@ static int pick_file(const char *path, char **ret)
 			r = error_setx(-ENOMEM, "out of memory");
 			goto out;
 		}
-		live = pid_alive(pid);
-		if (stat(full, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    (best[live] && !newer(&st, &best_st[live]))) {
+		if (stat(full, &st) < 0 || !S_ISREG(st.st_mode)) {
+			free(full);
+			continue;
+		}
+		live = writer_alive(pid, &st);
+		if (best[live] && !newer(&st, &best_st[live])) {
 			free(full);
 			continue;
 		}

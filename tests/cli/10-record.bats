@@ -13,7 +13,7 @@ setup() {
 	run -0 --separate-stderr "$PROF" record -o l.spool -- "$T/ladder" 0.5
 	assert_output --regexp '^ladder: [0-9]+ rounds'
 	assert_equal "${#stderr_lines[@]}" 1
-	assert_regex "$stderr" '^prof: [0-9]+ samples, 0 lost, 1 process, 1 thread, (cpu-clock|cycles)[^,]*, [0-9.]+% complete stacks, [0-9.]+ [KM]?i?B spool \([0-9.]+ B/sample\): l.spool$'
+	assert_regex "$stderr" '^prof: [0-9]+ samples, [0-9]+ lost( \([0-9]+ gaps, [0-9]+ reconciliations\))?, 1 process, 1 thread, (cpu-clock|cycles)[^,]*, [0-9.]+% complete stacks, [0-9.]+ [KM]?i?B spool \([0-9.]+ B/sample\): l.spool$'
 	run -0 "$PROF" report -q l.spool
 	assert_line --regexp '^stacks: +[0-9]+ complete \((9[5-9]|100)\.[0-9]%\), [0-9]+ truncated, 0 empty$'
 	assert_line --regexp '^samples: +[1-9][0-9]{2,} written'
@@ -50,11 +50,12 @@ setup() {
 	refute_output --partial ".tmp."
 }
 
-@test "record -- true gives a valid spool with 0 samples and a trailer" {
+@test "record -- true gives a valid spool with (next to) no samples and a trailer" {
 	run "$PROF" record -o t.spool -- true
 	assert_success
 	run -0 --separate-stderr "$PROF" report t.spool
-	assert_line "samples:      0 written, 0 delivered by the kernel, 0 lost (0.00%)"
+	# true's exec takes a millisecond or so of CPU: a loaded machine may sample it
+	assert_line --regexp '^samples:      [0-9] written, [0-9] delivered by the kernel, 0 lost \(0\.00%\)$'
 	assert_equal "$stderr" ""
 }
 

@@ -34,7 +34,7 @@ start() {
 @test "attach to a running ladder: it finishes with its output and status; the chain is there" {
 	start "$T/ladder" 2
 	run -0 --separate-stderr "$PROF" record -p "$TARGET" -d 1 -o a.spool
-	assert_regex "$stderr" '^prof: [0-9]+ samples, 0 lost, 1 process, 1 thread, '
+	assert_regex "$stderr" '^prof: [0-9]+ samples, [0-9]+ lost( \([0-9]+ gaps, [0-9]+ reconciliations\))?, 1 process, 1 thread, '
 	status=0
 	wait "$TARGET" || status=$?
 	assert_equal "$status" 0
@@ -129,7 +129,7 @@ start() {
 	start "$T/ladder" 1
 	run -0 --separate-stderr "$PROF" record -p "$TARGET,$TARGET" -d 0.3 -o d.spool
 	assert_equal "${stderr_lines[0]}" "prof: warning: pid $TARGET given twice; attaching to it once"
-	assert_regex "${stderr_lines[1]}" '^prof: [0-9]+ samples, 0 lost, 1 process, 1 thread, '
+	assert_regex "${stderr_lines[1]}" '^prof: [0-9]+ samples, [0-9]+ lost( \([0-9]+ gaps, [0-9]+ reconciliations\))?, 1 process, 1 thread, '
 }
 
 @test "attaching without the right to ptrace names the gate" {

@@ -14,6 +14,16 @@ count_matching() {
 		END { print hit + 0 }' "$2"
 }
 
+# The ladder's chain, named, in most samples of folded file $1: a share, not
+# a count, since a loaded machine gives the target less of the CPU.
+chain_named() {
+	local hits total
+	hits=$(count_matching ';main;ladder_a;ladder_b;ladder_c;ladder_d$' "$1")
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$1")
+	[ "$hits" -ge 20 ] && [ $((hits * 100)) -ge $((total * 80)) ] ||
+		fail "ladder chain in $hits of $total samples"
+}
+
 # a directory and a copy of prof that user nobody can reach
 nobody_copy() {
 	NOBODY_DIR=$(mktemp -d /tmp/prof-nobody.XXXXXX)
@@ -104,8 +114,7 @@ nobody_copy() {
 	wait "$pid"
 	wait "$rec"
 	"$PROF" report -q --format=folded del.spool >del.folded
-	hits=$(count_matching ';main;ladder_a;ladder_b;ladder_c;ladder_d$' del.folded)
-	[ "$hits" -ge 300 ] || fail "ladder chain in $hits samples"
+	chain_named del.folded
 }
 
 @test "a spool names the frames of a binary removed after the recording" {
@@ -113,8 +122,7 @@ nobody_copy() {
 	"$PROF" record -q -o gone.spool -- ./gone 0.3 >/dev/null
 	rm ./gone
 	"$PROF" report -q --format=folded gone.spool >gone.folded
-	hits=$(count_matching ';main;ladder_a;ladder_b;ladder_c;ladder_d$' gone.folded)
-	[ "$hits" -ge 100 ] || fail "ladder chain in $hits samples"
+	chain_named gone.folded
 }
 
 @test "a spool reported after its binary was rebuilt warns, and names frames from what it carries" {
