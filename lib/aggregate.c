@@ -21,16 +21,6 @@
 
 #define EMPTY_STACK_NAME "[empty stack]"
 
-static int reserve_zeroed(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t old = *cap;
-	int r = grow_array(arr, cap, need, size);
-
-	if (r == 0 && *cap > old)
-		memset((char *)*arr + old * size, 0, (*cap - old) * size);
-	return r;
-}
-
 /*
  * The function id of resolved frame RF, added on first sight: by name and
  * module, and by what the keys add (inlined or not, source line).
@@ -80,7 +70,7 @@ static int frame_funcs(struct agg *a, struct prof_symbolizer *sym, uint32_t fram
 	void *v = a->frames;
 	int r;
 
-	r = reserve_zeroed(&v, &a->frames_cap, (size_t)frame + 1, sizeof(*a->frames));
+	r = grow_array_zeroed(&v, &a->frames_cap, (size_t)frame + 1, sizeof(*a->frames));
 	a->frames = v;
 	if (r < 0)
 		return r;
@@ -273,7 +263,7 @@ int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples, unsig
 	a->funcs[0] = (struct agg_func){ .name = "", .module = "" };
 	a->nfuncs = 1;
 	v = NULL;
-	r = reserve_zeroed(&v, &a->stack_node_cap, (size_t)cnt.stacks + 1, sizeof(*a->stack_node));
+	r = grow_array_zeroed(&v, &a->stack_node_cap, (size_t)cnt.stacks + 1, sizeof(*a->stack_node));
 	a->stack_node = v;
 	return r;
 }

@@ -98,6 +98,16 @@ int grow_array(void **arr, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+int grow_array_zeroed(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t old = *cap;
+	int r = grow_array(arr, cap, need, size);
+
+	if (r == 0 && *cap > old)
+		memset((char *)*arr + old * size, 0, (*cap - old) * size);
+	return r;
+}
+
 char *xstrdup(const char *s)
 {
 	char *p = strdup(s ? s : "");

@@ -122,7 +122,6 @@ static uint32_t image_of(struct image_set *s, const struct as_module *m, int *er
 int image_set_add(struct image_set *s, uint32_t id, const struct as_module *m)
 {
 	uint32_t idx;
-	size_t old;
 	void *v;
 	int r = 0;
 
@@ -130,12 +129,9 @@ int image_set_add(struct image_set *s, uint32_t id, const struct as_module *m)
 	if (!m->open_path || !m->elf_ok)
 		return 0;
 	pthread_mutex_lock(&s->lock);
-	old = s->image_of_cap;
 	v = s->image_of;
-	r = grow_array(&v, &s->image_of_cap, (size_t)id + 1, sizeof(*s->image_of));
+	r = grow_array_zeroed(&v, &s->image_of_cap, (size_t)id + 1, sizeof(*s->image_of));
 	s->image_of = v;
-	if (r == 0 && s->image_of_cap > old)
-		memset(s->image_of + old, 0, (s->image_of_cap - old) * sizeof(*s->image_of));
 	idx = r == 0 ? image_of(s, m, &r) : 0;
 	if (idx)
 		s->image_of[id] = idx;

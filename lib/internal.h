@@ -36,6 +36,9 @@ void log_msg(enum prof_log_level level, const char *fmt, ...) PROF_PRINTF(2, 3);
  */
 int grow_array(void **arr, size_t *cap, size_t need, size_t size);
 
+/* grow_array(), the new elements zeroed. */
+int grow_array_zeroed(void **arr, size_t *cap, size_t need, size_t size);
+
 /* strdup that sets the error message on failure. */
 char *xstrdup(const char *s);
 

@@ -211,13 +211,16 @@ static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
 		r_;                                                                        \
 	})
 
+/* An exec or exit: every module of PROCESS is retired, each once in all. */
 static void retire_modules_of(struct prof_spool *sp, uint32_t process)
 {
-	uint32_t i;
+	uint32_t id;
 
-	for (i = 0; i < sp->n.modules; i++)
-		if (sp->modules[i].process == process)
-			sp->modules[i].retired = true;
+	if (process >= sp->live_last_cap)
+		return;
+	for (id = sp->live_last[process]; id; id = sp->live_prev[id])
+		sp->modules[id - 1].retired = true;
+	sp->live_last[process] = 0;
 }
 
 static int decode_process(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
@@ -365,6 +368,8 @@ static int decode_module(struct prof_spool *sp, struct cursor *c, struct spool_c
 	const uint8_t *bid, *path;
 	size_t bid_len, path_len;
 	uint64_t t = 0, size;
+	void *v;
+	int r;
 
 	if (!get_time(sp, c, apply, &t) || !get_u32(c, &m.process) ||
 	    !ref_ok(c, m.process, n->processes, true, "module of an undefined process") ||
@@ -386,7 +391,19 @@ static int decode_module(struct prof_spool *sp, struct cursor *c, struct spool_c
 	}
 	if (TABLE_RESERVE(sp, modules, n->modules + 1) < 0)
 		return -ENOMEM;
+	v = sp->live_prev;
+	r = grow_array_zeroed(&v, &sp->live_prev_cap, (size_t)n->modules + 2, sizeof(uint32_t));
+	sp->live_prev = v;
+	v = sp->live_last;
+	if (r == 0)
+		r = grow_array_zeroed(&v, &sp->live_last_cap, (size_t)m.process + 1,
+				      sizeof(uint32_t));
+	sp->live_last = v;
+	if (r < 0)
+		return r;
 	n->modules++;
+	sp->live_prev[n->modules] = sp->live_last[m.process];
+	sp->live_last[m.process] = n->modules;
 	m.id = n->modules;
 	m.time_ns = t;
 	m.end = m.start + size;

@@ -400,6 +400,8 @@ void prof_spool_close(struct prof_spool *sp)
 	free(sp->processes);
 	free(sp->threads);
 	free(sp->modules);
+	free(sp->live_last);
+	free(sp->live_prev);
 	free(sp->frames);
 	free(sp->stacks);
 	free(sp->symbols);

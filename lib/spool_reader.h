@@ -43,6 +43,14 @@ struct prof_spool {
 	size_t threads_cap;
 	struct prof_module *modules;
 	size_t modules_cap;
+	/*
+	 * Each process's modules not yet retired with it, as a list: so that
+	 * an exec or exit retires its own, not a scan of every module.
+	 */
+	uint32_t *live_last;		/* by process id: its newest such module id; 0 none */
+	size_t live_last_cap;
+	uint32_t *live_prev;		/* by module id: the one before it in its list */
+	size_t live_prev_cap;
 	struct prof_frame *frames;
 	size_t frames_cap;
 	struct prof_stack_node *stacks;

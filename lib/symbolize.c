@@ -152,17 +152,6 @@ void symbolizer_read_images(struct prof_symbolizer *s, struct image_set *set)
 	s->images = set ? image_set_ref(set) : NULL;
 }
 
-/* Grow a zeroed array indexed by id so that ID is a valid index. */
-static int reserve_ids(void **arr, size_t *cap, uint32_t id, size_t size)
-{
-	size_t old = *cap;
-	int r = grow_array(arr, cap, (size_t)id + 1, size);
-
-	if (r == 0 && *cap > old)
-		memset((char *)*arr + old * size, 0, (*cap - old) * size);
-	return r;
-}
-
 /* Index the spool's symbol records again when more were read. */
 static int index_spool_symbols(struct prof_symbolizer *s)
 {
@@ -342,7 +331,7 @@ static int module_file(struct prof_symbolizer *s, const struct prof_module *m,
 	if ((m->path[0] != '/' && !(m->flags & PROF_MODULE_VDSO)) || (m->flags & PROF_MODULE_ANON))
 		return 0;
 	v = s->module_file;
-	r = reserve_ids(&v, &s->module_file_cap, m->id, sizeof(*s->module_file));
+	r = grow_array_zeroed(&v, &s->module_file_cap, (size_t)m->id + 1, sizeof(*s->module_file));
 	s->module_file = v;
 	if (r < 0)
 		return r;
@@ -646,7 +635,7 @@ int prof_symbolizer_frame_inlines(struct prof_symbolizer *s, uint32_t frame,
 	if (r < 0)
 		return r;
 	v = s->frames;
-	r = reserve_ids(&v, &s->frames_cap, frame, sizeof(*s->frames));
+	r = grow_array_zeroed(&v, &s->frames_cap, (size_t)frame + 1, sizeof(*s->frames));
 	s->frames = v;
 	if (r < 0)
 		return r;

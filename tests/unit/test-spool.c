@@ -515,6 +515,78 @@ TEST(spool_writer_interns_frames_and_stacks)
 	free(mb.p);
 }
 
+/* A writer into MB of a spool with two processes, ids *P1 and *P2. */
+static struct prof_spool_writer *two_processes(struct membuf *mb, uint32_t *p1, uint32_t *p2)
+{
+	struct prof_writer sink = membuf_sink(mb);
+	struct prof_spool_writer *w;
+	struct prof_meta meta;
+
+	test_meta(&meta);
+	if (prof_spool_writer_new(&sink, &meta, NULL, &w) < 0)
+		abort();
+	*p1 = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 1 });
+	*p2 = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 2 });
+	return w;
+}
+
+TEST(spool_reader_retires_a_process_s_modules_at_its_exec)
+{
+	struct membuf mb = { 0 };
+	struct prof_spool_writer *w;
+	struct prof_spool *sp;
+	struct prof_event ev;
+	uint32_t p1, p2, i;
+
+	w = two_processes(&mb, &p1, &p2);
+	/* modules 1..6, alternating between the two processes */
+	for (i = 0; i < 6; i++)
+		prof_spool_add_module(w, &(struct prof_module){ .process = i % 2 ? p2 : p1,
+								 .start = 0x1000 * (i + 1),
+								 .end = 0x1000 * (i + 2), .path = "m" });
+	prof_spool_retire_module(w, 3, 10);
+	prof_spool_add_exec(w, p1, 11, "new", "/bin/new");
+	/* module 7: the new image's */
+	prof_spool_add_module(w, &(struct prof_module){ .process = p1, .start = 0x1000,
+							 .end = 0x2000, .path = "n" });
+	CHECK_INT(prof_spool_writer_close(w), ==, 0);
+	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
+	while (prof_spool_next(sp, &ev) == 1 && ev.type != PROF_EV_EXEC)
+		;
+	/* the exec retired process 1's modules (3 was already), not process 2's */
+	for (i = 1; i <= 6; i++)
+		CHECK_INT(prof_spool_module(sp, i)->retired, ==, i % 2 == 1);
+	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
+	CHECK_INT(ev.type, ==, PROF_EV_MODULE);
+	CHECK(!prof_spool_module(sp, 7)->retired);
+	prof_spool_close(sp);
+	free(mb.p);
+}
+
+TEST(spool_reader_retires_a_process_s_modules_at_its_exit)
+{
+	struct membuf mb = { 0 };
+	struct prof_spool_writer *w;
+	struct prof_spool *sp;
+	struct prof_event ev;
+	uint32_t p1, p2;
+
+	w = two_processes(&mb, &p1, &p2);
+	prof_spool_add_module(w, &(struct prof_module){ .process = p1, .start = 1, .end = 2,
+							 .path = "a" });
+	prof_spool_add_module(w, &(struct prof_module){ .process = p2, .start = 1, .end = 2,
+							 .path = "b" });
+	prof_spool_add_process_exit(w, p2, 12);
+	CHECK_INT(prof_spool_writer_close(w), ==, 0);
+	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
+	while (prof_spool_next(sp, &ev) == 1)
+		;
+	CHECK(!prof_spool_module(sp, 1)->retired);
+	CHECK(prof_spool_module(sp, 2)->retired);
+	prof_spool_close(sp);
+	free(mb.p);
+}
+
 TEST(spool_writer_rejects_undefined_references)
 {
 	struct membuf mb = { 0 };
