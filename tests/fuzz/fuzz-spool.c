@@ -5,7 +5,7 @@
  * an unbounded allocation.  It also walks every sample's stack to the root
  * and looks up every definition, and then writes every report format of
  * what it read (to /dev/null), as prof report would: ungrouped, by thread
- * and by process.
+ * and by process, plain and inverted.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -34,18 +34,22 @@ static void walk_stack(const struct prof_spool *sp, uint32_t id)
 	}
 }
 
-/* Every format of the report of SP, whose records were all read into P. */
+/* Every format of the report of SP, whose records were all read into P, inverted too. */
 static void write_reports(const struct prof_spool *sp, const struct prof_profile *p)
 {
 	struct prof_report_opts o = { .sz = sizeof(o), .title = "fuzz" };
 	struct prof_symbolizer *sym;
 	FILE *out = fopen("/dev/null", "w");
+	int inverted;
 
 	if (!out)
 		return;
 	if (prof_symbolizer_new(sp, &sym) == 0) {
-		for (o.format = 0; o.format < PROF_REPORT__COUNT; o.format++)
-			prof_report_write(out, sp, p, sym, &o);
+		for (inverted = 0; inverted < 2; inverted++) {
+			o.inverted = inverted;
+			for (o.format = 0; o.format < PROF_REPORT__COUNT; o.format++)
+				prof_report_write(out, sp, p, sym, &o);
+		}
 		prof_symbolizer_free(sym);
 	}
 	fclose(out);
