@@ -398,7 +398,7 @@ static int run_diff(struct report_args *args)
  * beside FILE that output_close() renames over it once the report is
  * complete, so that a failed report leaves FILE as it was.  A FILE that
  * exists and is not a regular file (a pipe, /dev/stdout) is written as it
- * is.  0, or -errno with the error printed.
+ * is.  0, or -1 with the error printed.
  */
 static int output_open(struct report_args *args, char **tmp)
 {
@@ -436,7 +436,10 @@ static int output_open(struct report_args *args, char **tmp)
 	return 0;
 }
 
-/* Finish the report begun by output_open(): put it in place if OK, else drop it. */
+/*
+ * Finish the report begun by output_open(): put it in place if OK, else
+ * drop it.  0, or -1 with the error printed.
+ */
 static int output_close(struct report_args *args, char *tmp, bool ok)
 {
 	int r = 0;
