@@ -135,17 +135,15 @@ static int compile(regex_t *re, bool *has, const char *what, const char *pattern
 
 int prof_filter_new(const struct prof_filter_opts *opts, struct prof_filter **ret)
 {
-	struct prof_filter_opts o = { .sz = sizeof(o) };
+	struct prof_filter_opts o;
 	struct prof_filter *f;
-	int r = 0;
+	int r;
 
 	if (!ret)
 		return error_setx(-EINVAL, "no filter to return");
-	if (opts) {
-		if (opts->sz < sizeof(size_t) || opts->sz > sizeof(o))
-			return error_setx(-EINVAL, "filter options of unknown size %zu", opts->sz);
-		memcpy(&o, opts, opts->sz);
-	}
+	r = opts_copy(&o, sizeof(o), opts, "filter");
+	if (r < 0)
+		return r;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return error_setx(-ENOMEM, "out of memory");

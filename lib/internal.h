@@ -39,6 +39,15 @@ int grow_array(void **arr, size_t *cap, size_t need, size_t size);
 /* grow_array(), the new elements zeroed. */
 int grow_array_zeroed(void **arr, size_t *cap, size_t need, size_t size);
 
+/*
+ * Copy the caller's sized options OPTS (NULL: none; its first field is
+ * its size in bytes) into DST, SIZE bytes, whose sz it sets to SIZE:
+ * fields the caller's struct lacks are zero (their defaults), fields it
+ * has beyond SIZE must be zero.  0, or -EINVAL naming WHAT (DST is then
+ * zeroed or partly copied: do not use it).
+ */
+int opts_copy(void *dst, size_t size, const void *opts, const char *what);
+
 /* strdup that sets the error message on failure. */
 char *xstrdup(const char *s);
 

@@ -7,7 +7,12 @@
  *     failure; prof_errmsg() then describes the innermost failure;
  *   - out-parameters (ret, ret_*) come last and are written only on success;
  *   - every destructor accepts NULL;
- *   - the library never prints: it logs through prof_set_log_fn().
+ *   - the library never prints: it logs through prof_set_log_fn();
+ *   - option structs begin with sz, set to their sizeof as the caller's
+ *     prof.h declares it (NULL options: the defaults): fields a caller's
+ *     older, smaller struct lacks take their defaults, and a newer, larger
+ *     one is accepted when the fields this library does not know are zero
+ *     (else -EINVAL).
  */
 #ifndef PROF_H
 #define PROF_H

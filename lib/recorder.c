@@ -109,14 +109,14 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 		return error_setx(-EINVAL, "invalid pid %d", (int)pid);
 	if (mode != PROF_ATTACH_ON_EXEC && mode != PROF_ATTACH_STOP_WHILE_ATTACHING)
 		return error_setx(-EINVAL, "unknown attach mode %d", (int)mode);
-	if (opts && opts->sz < sizeof(size_t))
-		return error_setx(-EINVAL, "recorder: opts.sz not set");
 	rec = calloc(1, sizeof(*rec));
 	if (!rec)
 		return error_setx(-ENOMEM, "out of memory");
-	if (opts)
-		memcpy(&rec->opts, opts, opts->sz < sizeof(*opts) ? opts->sz : sizeof(*opts));
-	rec->opts.sz = sizeof(rec->opts);
+	r = opts_copy(&rec->opts, sizeof(rec->opts), opts, "recorder");
+	if (r < 0) {
+		free(rec);
+		return r;
+	}
 	rec->target = pid;
 	rec->on_exec = mode == PROF_ATTACH_ON_EXEC;
 	rec->kernel = rec->opts.include_kernel;

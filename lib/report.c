@@ -266,16 +266,14 @@ out:
 int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
 		      struct prof_symbolizer *sym, const struct prof_report_opts *opts)
 {
-	struct prof_report_opts o = { .sz = sizeof(o) };
+	struct prof_report_opts o;
 	int r;
 
 	if (!out || !sp || !p || !sym)
 		return error_setx(-EINVAL, "nothing to report");
-	if (opts) {
-		if (opts->sz < sizeof(size_t) || opts->sz > sizeof(o))
-			return error_setx(-EINVAL, "report options of unknown size %zu", opts->sz);
-		memcpy(&o, opts, opts->sz);
-	}
+	r = opts_copy(&o, sizeof(o), opts, "report");
+	if (r < 0)
+		return r;
 	if ((unsigned)o.format >= PROF_REPORT__COUNT || !(o.min_percent >= 0.0))
 		return error_setx(-EINVAL, "invalid report options");
 	if (!o.limit && o.format == PROF_REPORT_TOP)

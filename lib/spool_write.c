@@ -255,16 +255,17 @@ int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta
 			  const struct prof_spool_writer_opts *opts,
 			  struct prof_spool_writer **ret)
 {
+	struct prof_spool_writer_opts o;
 	struct prof_spool_writer *w;
 	uint8_t header[SPOOL_HEADER_LEN] = { 0 };
 	int r;
 
 	if (!sink || !sink->write || !meta || !ret)
 		return error_setx(-EINVAL, "spool writer: missing sink or metadata");
-	if (opts && opts->sz < sizeof(size_t))
-		return error_setx(-EINVAL, "spool writer: opts.sz not set");
-	if (opts && (opts->block_bytes > MAX_BLOCK_BYTES ||
-		     opts->compress_level < 0 || opts->compress_level > 9))
+	r = opts_copy(&o, sizeof(o), opts, "spool writer");
+	if (r < 0)
+		return r;
+	if (o.block_bytes > MAX_BLOCK_BYTES || o.compress_level < 0 || o.compress_level > 9)
 		return error_setx(-EINVAL, "spool writer: block size above %u or bad level",
 				  MAX_BLOCK_BYTES);
 	w = calloc(1, sizeof(*w));
@@ -272,9 +273,8 @@ int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta
 		return error_setx(-ENOMEM, "out of memory");
 	w->sink = *sink;
 	w->fd = -1;
-	w->block_bytes = opts && opts->block_bytes ? opts->block_bytes : DEFAULT_BLOCK_BYTES;
-	w->level = opts && opts->no_compress ? -1
-		   : opts && opts->compress_level ? opts->compress_level : 1;
+	w->block_bytes = o.block_bytes ? o.block_bytes : DEFAULT_BLOCK_BYTES;
+	w->level = o.no_compress ? -1 : o.compress_level ? o.compress_level : 1;
 	intern_init(&w->frame_ids);
 	intern_init(&w->stack_ids);
 	w->path = xstrdup("<writer>");

@@ -85,18 +85,15 @@ struct prof_symbolizer {
 int prof_symbolizer_new_opts(const struct prof_spool *sp, const struct prof_symbolizer_opts *opts,
 			     struct prof_symbolizer **ret)
 {
-	struct prof_symbolizer_opts o = { .sz = sizeof(o) };
+	struct prof_symbolizer_opts o;
 	struct prof_symbolizer *s;
 	int r;
 
 	if (!sp || !ret)
 		return error_setx(-EINVAL, "no spool to symbolize");
-	if (opts) {
-		if (opts->sz < sizeof(size_t) || opts->sz > sizeof(o))
-			return error_setx(-EINVAL, "symbolizer options of unknown size %zu",
-					  opts->sz);
-		memcpy(&o, opts, opts->sz);
-	}
+	r = opts_copy(&o, sizeof(o), opts, "symbolizer");
+	if (r < 0)
+		return r;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return error_setx(-ENOMEM, "out of memory");

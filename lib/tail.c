@@ -47,15 +47,16 @@ bool prof_tail_state_is_final(enum prof_tail_state state)
 int tail_new(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret)
 {
 	struct prof_tail *t;
+	int r;
 
-	if (opts && opts->sz < sizeof(size_t))
-		return error_setx(-EINVAL, "tail: opts.sz not set");
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return error_setx(-ENOMEM, "out of memory");
-	if (opts)
-		memcpy(&t->opts, opts, opts->sz < sizeof(*opts) ? opts->sz : sizeof(*opts));
-	t->opts.sz = sizeof(t->opts);
+	r = opts_copy(&t->opts, sizeof(t->opts), opts, "tail");
+	if (r < 0) {
+		free(t);
+		return r;
+	}
 	if (!t->opts.max_batch)
 		t->opts.max_batch = DEFAULT_BATCH;
 	t->fd = t->wfd = t->ino = -1;

@@ -75,19 +75,20 @@ int prof_tail_format_parse(const char *name)
 int prof_tail_view_new(const struct prof_tail_view_opts *opts, struct prof_tail_view **ret)
 {
 	struct prof_tail_view *v;
+	int r;
 
-	if (opts && opts->sz < sizeof(size_t))
-		return error_setx(-EINVAL, "tail view: opts.sz not set");
-	if (opts && (unsigned)opts->format >= PROF_TAIL_FORMAT__COUNT)
-		return error_setx(-EINVAL, "tail view: unknown format %d", (int)opts->format);
-	if (opts && opts->limit < 0)
-		return error_setx(-EINVAL, "tail view: negative limit");
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return error_setx(-ENOMEM, "out of memory");
-	if (opts)
-		memcpy(&v->opts, opts, opts->sz < sizeof(*opts) ? opts->sz : sizeof(*opts));
-	v->opts.sz = sizeof(v->opts);
+	r = opts_copy(&v->opts, sizeof(v->opts), opts, "tail view");
+	if (r == 0 && (unsigned)v->opts.format >= PROF_TAIL_FORMAT__COUNT)
+		r = error_setx(-EINVAL, "tail view: unknown format %d", (int)v->opts.format);
+	if (r == 0 && v->opts.limit < 0)
+		r = error_setx(-EINVAL, "tail view: negative limit");
+	if (r < 0) {
+		free(v);
+		return r;
+	}
 	if (!v->opts.limit)
 		v->opts.limit = DEFAULT_LIMIT;
 	*ret = v;

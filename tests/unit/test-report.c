@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,9 +357,23 @@ TEST(report_rejects_bad_options_and_reports_write_errors)
 	free(report(&fx, &o, &r));
 	CHECK_INT(r, ==, -EINVAL);
 	o.min_percent = 0;
-	o.sz = sizeof(o) + 8;
-	free(report(&fx, &o, &r));
+	/* a newer caller's struct: a field this prof does not know, set */
+	struct {
+		struct prof_report_opts o;
+		uint64_t newer;
+	} big = { .o = o, .newer = 1 };
+	big.o.sz = sizeof(big);
+	free(report(&fx, &big.o, &r));
 	CHECK_INT(r, ==, -EINVAL);
+	CHECK(!strncmp(prof_errmsg(), "report options of ", 18) &&
+	      strstr(prof_errmsg(), " bytes set fields this prof does not know (it knows "));
+	big.newer = 0;
+	free(report(&fx, &big.o, &r));
+	CHECK_INT(r, ==, 0);
+	/* an older caller's, without the newest field: its default */
+	o.sz = offsetof(struct prof_report_opts, inverted);
+	free(report(&fx, &o, &r));
+	CHECK_INT(r, ==, 0);
 	free(report(&fx, NULL, &r));	/* NULL: the defaults */
 	CHECK_INT(r, ==, 0);
 	CHECK(full);
