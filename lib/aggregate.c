@@ -163,9 +163,10 @@ static int place_stack(struct agg *a, const struct prof_spool *sp, struct prof_s
 /*
  * The tree node of stack node LEAF in a callers tree: the stack's
  * functions from the leaf out, the innermost of each inline chain first.
- * Every stack is a path of its own from the top, so nothing is shared with
- * the stacks placed before; a stack node's place is kept for its next
- * samples (of another group, say) all the same.
+ * Unlike place_stack(), nothing placed before can be reused: two stacks
+ * that share their root share nothing from the leaf.  The work is that of
+ * the stack's depth, once per distinct leaf stack node (its samples come
+ * counted).
  */
 static int place_stack_callers(struct agg *a, const struct prof_spool *sp,
 			       struct prof_symbolizer *sym, uint32_t leaf, uint32_t *ret)
@@ -175,10 +176,6 @@ static int place_stack_callers(struct agg *a, const struct prof_spool *sp,
 	uint32_t id, node = 0, nfuncs, k;
 	int r;
 
-	if (a->stack_node[leaf].gen == a->gen) {
-		*ret = a->stack_node[leaf].node;
-		return 0;
-	}
 	for (id = leaf; id; id = sn->parent) {
 		sn = prof_spool_stack(sp, id);	/* parents are defined first: no loop */
 		if (!sn)
@@ -189,7 +186,6 @@ static int place_stack_callers(struct agg *a, const struct prof_spool *sp,
 		if (r < 0)
 			return r;
 	}
-	a->stack_node[leaf] = (struct agg_placed){ .node = node, .gen = a->gen };
 	*ret = node;
 	return 0;
 }
