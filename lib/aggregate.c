@@ -350,6 +350,42 @@ int agg_func_cmp(const struct agg_func *x, const struct agg_func *y)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
+/* Most self samples first, then most total, then by name. */
+static int by_self(const void *pa, const void *pb, void *ctx)
+{
+	const struct agg *a = ctx;
+	const struct agg_func *x = &a->funcs[*(const uint32_t *)pa];
+	const struct agg_func *y = &a->funcs[*(const uint32_t *)pb];
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return agg_func_cmp(x, y);
+}
+
+int agg_listed_functions(struct agg *a, const struct prof_report_opts *opts, uint32_t **ret,
+			 size_t *ret_n, size_t *ret_all)
+{
+	uint32_t *ids = malloc((a->nfuncs ? a->nfuncs : 1) * sizeof(*ids));
+	size_t i, n = 0, all = 0;
+
+	if (!ids)
+		return error_setx(-ENOMEM, "out of memory");
+	for (i = 1; i < a->nfuncs; i++)
+		if (a->funcs[i].total)
+			ids[all++] = (uint32_t)i;
+	qsort_r(ids, all, sizeof(*ids), by_self, a);
+	/* keep those to list at the front */
+	for (i = 0; i < all && (opts->limit <= 0 || n < (size_t)opts->limit); i++)
+		if (report_pct(a->funcs[ids[i]].total, a->samples) >= opts->min_percent)
+			ids[n++] = ids[i];
+	*ret = ids;
+	*ret_n = n;
+	*ret_all = all;
+	return 0;
+}
+
 static int by_name(const struct agg *a, const struct agg_node *x, const struct agg_node *y)
 {
 	return agg_func_cmp(&a->funcs[x->func], &a->funcs[y->func]);

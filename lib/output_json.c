@@ -155,19 +155,6 @@ static void put_warning(const char *msg, void *ctx)
 	w->first = false;
 }
 
-static int by_self(const void *pa, const void *pb, void *ctx)
-{
-	const struct agg *a = ctx;
-	const struct agg_func *x = &a->funcs[*(const uint32_t *)pa];
-	const struct agg_func *y = &a->funcs[*(const uint32_t *)pb];
-
-	if (x->self != y->self)
-		return x->self > y->self ? -1 : 1;
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return agg_func_cmp(x, y);
-}
-
 static void put_func(FILE *out, const struct agg_func *f)
 {
 	fputs("{\"name\": ", out);
@@ -183,31 +170,23 @@ static void put_func(FILE *out, const struct agg_func *f)
 	fprintf(out, ", \"self\": %" PRIu64 ", \"total\": %" PRIu64 "}", f->self, f->total);
 }
 
-/*
- * The functions, most self samples first: those whose total reaches the
- * minimum percent, as many as the limit (0 or less: all), then how many
- * were left out.
- */
+/* The functions agg_listed_functions() keeps, then how many it left out. */
 static int put_functions(FILE *out, struct agg *a, const struct prof_report_opts *o)
 {
-	size_t i, n = 0, shown = 0;
-	uint32_t *ids = malloc((a->nfuncs ? a->nfuncs : 1) * sizeof(*ids));
+	size_t i, shown, all;
+	uint32_t *ids;
+	int r;
 
-	if (!ids)
-		return error_setx(-ENOMEM, "out of memory");
-	for (i = 1; i < a->nfuncs; i++)
-		if (a->funcs[i].total || a->funcs[i].self)
-			ids[n++] = (uint32_t)i;
-	qsort_r(ids, n, sizeof(*ids), by_self, a);
+	r = agg_listed_functions(a, o, &ids, &shown, &all);
+	if (r < 0)
+		return r;
 	fputs("  \"functions\": [", out);
-	for (i = 0; i < n && (o->limit <= 0 || shown < (size_t)o->limit); i++) {
-		if (report_pct(a->funcs[ids[i]].total, a->samples) < o->min_percent)
-			continue;
-		fputs(shown++ ? ",\n    " : "\n    ", out);
+	for (i = 0; i < shown; i++) {
+		fputs(i ? ",\n    " : "\n    ", out);
 		put_func(out, &a->funcs[ids[i]]);
 	}
 	fputs(shown ? "\n  ],\n" : "],\n", out);
-	fprintf(out, "  \"functions_left_out\": %zu,\n", n - shown);
+	fprintf(out, "  \"functions_left_out\": %zu,\n", all - shown);
 	free(ids);
 	return 0;
 }

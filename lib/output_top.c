@@ -15,19 +15,6 @@
 #define NAME_WIDTH_MIN 8
 #define NAME_WIDTH_MAX 48
 
-static int by_self(const void *pa, const void *pb, void *ctx)
-{
-	const struct agg *a = ctx;
-	const struct agg_func *x = &a->funcs[*(const uint32_t *)pa];
-	const struct agg_func *y = &a->funcs[*(const uint32_t *)pb];
-
-	if (x->self != y->self)
-		return x->self > y->self ? -1 : 1;
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return agg_func_cmp(x, y);
-}
-
 static void print_row(FILE *out, const struct agg *a, const struct agg_func *f, int width)
 {
 	int pad;
@@ -44,26 +31,17 @@ static void print_row(FILE *out, const struct agg *a, const struct agg_func *f, 
 
 int output_top(FILE *out, struct agg *a, const struct prof_report_opts *opts)
 {
-	size_t i, n = 0, shown = 0, all = 0;
+	size_t i, shown, all;
 	uint32_t *ids;
-	int width = NAME_WIDTH_MIN;
+	int width = NAME_WIDTH_MIN, r;
 
 	if (!a->samples) {
 		fprintf(out, "no samples\n");
 		return 0;
 	}
-	ids = malloc(a->nfuncs * sizeof(*ids));
-	if (!ids)
-		return error_setx(-ENOMEM, "out of memory");
-	for (i = 1; i < a->nfuncs; i++)
-		if (a->funcs[i].total)
-			ids[all++] = (uint32_t)i;
-	qsort_r(ids, all, sizeof(*ids), by_self, a);
-	/* keep the rows to show at the front of ids */
-	for (i = 0; i < all && (opts->limit < 0 || n < (size_t)opts->limit); i++)
-		if (report_pct(a->funcs[ids[i]].total, a->samples) >= opts->min_percent)
-			ids[n++] = ids[i];
-	shown = n;
+	r = agg_listed_functions(a, opts, &ids, &shown, &all);
+	if (r < 0)
+		return r;
 	for (i = 0; i < shown; i++) {
 		size_t len = report_func_width(&a->funcs[ids[i]]);
 

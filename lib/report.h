@@ -145,6 +145,16 @@ enum agg_order {
 /* Order of functions by name, then module, then what the keys tell apart. */
 int agg_func_cmp(const struct agg_func *x, const struct agg_func *y);
 
+/*
+ * The functions of A that top and json list: those with samples whose
+ * total reaches OPTS' min_percent, most self samples first (then most
+ * total, then by name), at most OPTS' limit of them (<= 0: all).  *RET:
+ * their ids (the caller frees it), *RET_N how many, *RET_ALL how many
+ * functions have samples.  0 or -ENOMEM.
+ */
+int agg_listed_functions(struct agg *a, const struct prof_report_opts *opts, uint32_t **ret,
+			 size_t *ret_n, size_t *ret_all);
+
 /* Link every node's children in ORDER.  0 or -ENOMEM. */
 int agg_sort_children(struct agg *a, enum agg_order order);
 
