@@ -115,34 +115,8 @@ static void gfx_close(struct gfx *fx)
 /* The report in OPTS's format, from its first section on; freed by the caller. */
 static char *report(struct gfx *fx, const struct prof_report_opts *opts, int *ret)
 {
-	char *buf = NULL, *body;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		abort();
-	*ret = prof_report_write(f, fx->sp, fx->prof, fx->sym, opts);
-	fclose(f);
-	if (opts->format == PROF_REPORT_FOLDED)
-		return buf;
-	body = strstr(buf, "\n\n");
-	if (!body)
-		return buf;
-	memmove(buf, body + 1, strlen(body + 1) + 1);
-	return buf;
+	return report_body(fx->sp, fx->prof, fx->sym, opts, 1, ret);
 }
-
-#define CHECK_REPORT(fx, opts, want)                                                       \
-	do {                                                                               \
-		int r_;                                                                    \
-		char *got_ = report(fx, opts, &r_);                                        \
-		bool same_ = !strcmp(got_, want);                                          \
-		if (!same_)                                                                \
-			printf("--- got:\n%s--- want:\n%s---\n", got_, want);              \
-		free(got_);                                                                \
-		CHECK_INT(r_, ==, 0);                                                      \
-		CHECK(same_);                                                              \
-	} while (0)
 
 TEST(group_folded_by_thread_names_each_sample_by_its_thread_then)
 {
