@@ -41,7 +41,13 @@ void capture_release(struct capture *c)
 
 int capture_module(struct capture *c, uint32_t id, const struct as_module *m)
 {
-	return image_set_add(c->images, id, m);
+	struct image_file f = { .path = m->open_path, .dev_major = m->dev_major,
+				.dev_minor = m->dev_minor, .inode = m->inode };
+
+	/* the vDSO too: its image is a copy of prof's own, identical on this kernel */
+	if (!m->open_path || !m->elf_ok)
+		return 0;
+	return image_set_add(c->images, id, &f);
 }
 
 /* A frame the names are wanted for: scope, scope id, address. */

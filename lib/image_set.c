@@ -78,7 +78,7 @@ void image_set_unref(struct image_set *s)
 }
 
 /* The index + 1 of M's file, added if new; 0 with the error set. */
-static uint32_t image_of(struct image_set *s, const struct as_module *m, int *err)
+static uint32_t image_of(struct image_set *s, const struct image_file *f, int *err)
 {
 	struct image *im;
 	void *v;
@@ -86,8 +86,8 @@ static uint32_t image_of(struct image_set *s, const struct as_module *m, int *er
 
 	for (i = 0; i < s->n; i++) {
 		im = s->images[i];
-		if (im->inode == m->inode && im->dev_major == m->dev_major &&
-		    im->dev_minor == m->dev_minor)
+		if (im->inode == f->inode && im->dev_major == f->dev_major &&
+		    im->dev_minor == f->dev_minor)
 			return (uint32_t)i + 1;
 	}
 	im = calloc(1, sizeof(*im));
@@ -99,12 +99,12 @@ static uint32_t image_of(struct image_set *s, const struct as_module *m, int *er
 		free(im);
 		return 0;
 	}
-	*im = (struct image){ .dev_major = m->dev_major, .dev_minor = m->dev_minor,
-			      .inode = m->inode, .fd = -1 };
+	*im = (struct image){ .dev_major = f->dev_major, .dev_minor = f->dev_minor,
+			      .inode = f->inode, .fd = -1 };
 	if (s->held < IMAGE_MAX_HELD)
-		im->fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
+		im->fd = open(f->path, O_RDONLY | O_CLOEXEC);
 	if (im->fd >= 0 ? asprintf(&im->path, "/proc/self/fd/%d", im->fd) < 0
-			: !(im->path = strdup(m->open_path)))
+			: !(im->path = strdup(f->path)))
 		im->path = NULL;
 	if (!im->path) {
 		if (im->fd >= 0)
@@ -119,20 +119,17 @@ static uint32_t image_of(struct image_set *s, const struct as_module *m, int *er
 	return (uint32_t)s->n;
 }
 
-int image_set_add(struct image_set *s, uint32_t id, const struct as_module *m)
+int image_set_add(struct image_set *s, uint32_t id, const struct image_file *f)
 {
 	uint32_t idx;
 	void *v;
 	int r = 0;
 
-	/* the vDSO too: its image is a copy of prof's own, identical on this kernel */
-	if (!m->open_path || !m->elf_ok)
-		return 0;
 	pthread_mutex_lock(&s->lock);
 	v = s->image_of;
 	r = grow_array_zeroed(&v, &s->image_of_cap, (size_t)id + 1, sizeof(*s->image_of));
 	s->image_of = v;
-	idx = r == 0 ? image_of(s, m, &r) : 0;
+	idx = r == 0 ? image_of(s, f, &r) : 0;
 	if (idx)
 		s->image_of[id] = idx;
 	pthread_mutex_unlock(&s->lock);

@@ -14,9 +14,14 @@
 
 #include <stdint.h>
 
-#include "unwind.h"
-
 struct image_set;
+
+/* A mapped file: where to open it, and what makes it the same file. */
+struct image_file {
+	const char *path;	/* may be /proc/PID/map_files/... or /proc/PID/root/... */
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+};
 
 /* An empty set, one reference.  0 or -ENOMEM. */
 int image_set_new(struct image_set **ret);
@@ -28,11 +33,11 @@ struct image_set *image_set_ref(struct image_set *s);
 void image_set_unref(struct image_set *s);
 
 /*
- * Module ID (just written) maps the file M describes: hold it, once
- * however many modules map it, or past a few hundred files remember its
- * path.  Modules without a readable ELF file are left out.  0 or -ENOMEM.
+ * Module ID (just written) maps the file F: hold it, once however many
+ * modules map it, or past a few hundred files remember its path.
+ * 0 or -ENOMEM.
  */
-int image_set_add(struct image_set *s, uint32_t id, const struct as_module *m);
+int image_set_add(struct image_set *s, uint32_t id, const struct image_file *f);
 
 /*
  * Where to read the file of module ID: "/proc/self/fd/N" of the held

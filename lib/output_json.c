@@ -13,27 +13,6 @@
 #include "internal.h"
 #include "report.h"
 
-void report_put_json_str(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t n;
-
-	fputc('"', out);
-	while (*p) {
-		n = report_utf8_len(p);
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else if (n)
-			fwrite(p, 1, n, out);
-		else
-			fputs("\\ufffd", out);	/* not UTF-8: the replacement character */
-		p += n ? n : 1;
-	}
-	fputc('"', out);
-}
-
 static void put_key(FILE *out, const char *indent, const char *key, bool *first)
 {
 	fprintf(out, "%s\n%s\"%s\": ", *first ? "" : ",", indent, key);

@@ -415,7 +415,8 @@ void prof_recorder_free(struct prof_recorder *rec)
 
 	if (!rec)
 		return;
-	tail_recorder_detach(rec->tail);	/* the tail lives on, on its own */
+	if (rec->tail_link)
+		*rec->tail_link = NULL;	/* the tail lives on, on its own */
 	for (i = 0; i < rec->nheld; i++)
 		release_process(&rec->held[i]);
 	free(rec->held);

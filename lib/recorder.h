@@ -55,7 +55,13 @@ struct prof_recorder {
 	uint32_t frames[UNWIND_MAX_FRAMES / 2 + UNWIND_MAX_FRAMES + 1];
 	bool kernel;			/* kernel callchains are sampled */
 	int error;			/* the first processing error, sticky */
-	struct prof_tail *tail;		/* its live tail (recorder_tail.c), or NULL */
+	/*
+	 * Its live tail's pointer back to it, or NULL while it has none.  The
+	 * tail (recorder_tail.c) sets it, and clears it when it is freed; the
+	 * recorder clears what it points at when it goes first.  So neither
+	 * calls the other.
+	 */
+	struct prof_recorder **tail_link;
 };
 
 uint64_t rec_now_ns(clockid_t clock);
@@ -73,8 +79,6 @@ int rec_process_until(struct prof_recorder *rec, uint64_t watermark);
 int rec_reconcile(struct prof_recorder *rec);
 bool rec_proc_gone(pid_t pid);
 
-/* recorder_tail.c: the tail no longer belongs to a recorder (NULL ok) */
-void tail_recorder_detach(struct prof_tail *t);
 
 /* recorder_attach.c */
 int rec_keep_held(struct prof_recorder *rec, struct held_process *h);

@@ -17,12 +17,14 @@
 #include "symbolize.h"
 #include "tail.h"
 
-void tail_recorder_detach(struct prof_tail *t)
+/* T is freed: the recorder, if still there, has a tail no more. */
+static void release(struct prof_tail *t)
 {
-	if (!t || !t->rec)
-		return;
-	t->rec->tail = NULL;
+	if (t->rec)
+		t->rec->tail_link = NULL;
 	t->rec = NULL;
+	image_set_unref(t->images);
+	t->images = NULL;
 }
 
 int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret)
@@ -32,7 +34,7 @@ int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret)
 
 	if (!rec || !ret)
 		return error_setx(-EINVAL, "recorder tail: no recorder");
-	if (rec->tail)
+	if (rec->tail_link)
 		return error_setx(-EBUSY, "the recorder already has a tail");
 	if (!rec->tmp_path)
 		return error_setx(-ENOTSUP, "the recorder writes to a caller-owned sink: there is "
@@ -57,7 +59,8 @@ int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret)
 		goto out_free;
 	t->rec = rec;
 	t->images = image_set_ref(rec->capture.images);
-	rec->tail = t;
+	t->release = release;
+	rec->tail_link = &t->rec;
 	*ret = t;
 	return 0;
 out_free:

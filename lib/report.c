@@ -3,7 +3,9 @@
  * report.c - prof_report_write(): the header of a report (what was
  * recorded, and how well) and the choice of output format.  The formats
  * themselves live in output_*.c, the sections of a profile grouped by
- * thread or process in report_group.c; nothing here looks at stacks.
+ * thread or process in report_group.c, and how every format writes text
+ * in report_text.c; nothing here looks at stacks.  No other file of the
+ * report calls back into this one.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -38,67 +40,6 @@ int prof_report_format_parse(const char *name)
 			return i;
 	return error_setx(-EINVAL, "'%s' is not a report format; the formats are: top, tree, folded, json, perf-script, pprof, speedscope, svg",
 			  name ? name : "");
-}
-
-double report_pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-void report_put_name(FILE *out, const char *name, bool folded)
-{
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)name; *p; p++)
-		fputc(*p < 0x20 || *p == 0x7f || (folded && *p == ';') ? '?' : *p, out);
-}
-
-size_t report_utf8_len(const unsigned char *p)
-{
-	size_t n, i;
-
-	if (*p < 0x80)
-		return 1;
-	if (*p >= 0xc2 && *p <= 0xdf)
-		n = 2;
-	else if (*p >= 0xe0 && *p <= 0xef)
-		n = 3;
-	else if (*p >= 0xf0 && *p <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if ((n == 3 && *p == 0xe0 && p[1] < 0xa0) || (n == 3 && *p == 0xed && p[1] >= 0xa0) ||
-	    (n == 4 && *p == 0xf0 && p[1] < 0x90) || (n == 4 && *p == 0xf4 && p[1] >= 0x90))
-		return 0;
-	return n;
-}
-
-#define INLINED_MARK " [inlined]"
-
-size_t report_func_width(const struct agg_func *f)
-{
-	size_t w = strlen(f->name) + (f->inlined ? strlen(INLINED_MARK) : 0);
-	char buf[32];
-
-	if (f->file && f->line)
-		w += strlen(f->file) + (size_t)snprintf(buf, sizeof(buf), " (:%" PRIu32 ")", f->line);
-	return w;
-}
-
-size_t report_put_func(FILE *out, const struct agg_func *f)
-{
-	report_put_name(out, f->name, false);
-	if (f->inlined)
-		fputs(INLINED_MARK, out);
-	if (f->file && f->line) {
-		fputs(" (", out);
-		report_put_name(out, f->file, false);
-		fprintf(out, ":%" PRIu32 ")", f->line);
-	}
-	return report_func_width(f);
 }
 
 static void put_str(FILE *out, const char *s)

@@ -181,6 +181,8 @@ typedef int (*sample_fn)(const struct prof_sample *s, void *ctx);
 int filter_each_sample(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
 		       sample_fn fn, void *ctx, uint64_t *ret_n);
 
+/* report_text.c: text as every format writes it. */
+
 /* Print NAME for a report: control characters become '?', and ';' too if FOLDED. */
 void report_put_name(FILE *out, const char *name, bool folded);
 
@@ -192,6 +194,12 @@ size_t report_func_width(const struct agg_func *f);
 
 /* Percent of the report's samples. */
 double report_pct(uint64_t part, uint64_t whole);
+
+/* The length of the valid UTF-8 sequence at P, or 0. */
+size_t report_utf8_len(const unsigned char *p);
+
+/* Print S (NULL: "") as a JSON string: escaped, and bytes not UTF-8 as U+FFFD. */
+void report_put_json_str(FILE *out, const char *s);
 
 /*
  * The writers of each format, after the header (if any).  ROOT, if not
@@ -219,12 +227,6 @@ void svg_graph_free(struct svg_graph *g);
 
 int output_speedscope(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
 		      struct prof_symbolizer *sym, const struct prof_report_opts *opts);
-
-/* The length of the valid UTF-8 sequence at P, or 0. */
-size_t report_utf8_len(const unsigned char *p);
-
-/* Print S (NULL: "") as a JSON string: escaped, and bytes not UTF-8 as U+FFFD. */
-void report_put_json_str(FILE *out, const char *s);
 
 /*
  * The views of the grouped profile P, in the format of OPTS, section by

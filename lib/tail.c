@@ -20,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image_set.h"
 #include "internal.h"
 #include "tail.h"
 
@@ -601,8 +600,8 @@ void prof_tail_free(struct prof_tail *t)
 
 	if (!t)
 		return;
-	tail_recorder_detach(t);
-	image_set_unref(t->images);
+	if (t->release)
+		t->release(t);
 	prof_spool_close(t->sp);
 	if (t->fd >= 0)
 		close(t->fd);

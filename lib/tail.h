@@ -21,8 +21,10 @@ struct prof_tail {
 	int wfd;			/* recorder tails: writable, to punch holes; else -1 */
 	int ino;			/* inotify instance watching fd, or -1 */
 	struct prof_spool *sp;
+	/* recorder tails (recorder_tail.c): */
 	struct prof_recorder *rec;	/* the recorder this tail belongs to, while it lives */
 	struct image_set *images;	/* its recorder's files (a reference), or NULL */
+	void (*release)(struct prof_tail *t);	/* on free: unlink from rec, drop images */
 
 	enum prof_tail_state state;
 	char reason[320];
@@ -57,8 +59,5 @@ int tail_attach_fd(struct prof_tail *t, int fd, const char *name);
 
 /* An empty tail that waits, for PATH (may be NULL); 0 or -ENOMEM. */
 int tail_new(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret);
-
-/* recorder_tail.c: REC is gone, or T is freed; the link between them goes. */
-void tail_recorder_detach(struct prof_tail *t);
 
 #endif /* PROF_TAIL_H */

@@ -14,8 +14,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "harness.h"
-#include "image_set.h"
 #include "perf_ring.h"
 #include "proc_maps.h"
 #include "sorter.h"
@@ -191,24 +191,26 @@ TEST(maps_of_this_process_hold_its_code)
 	CHECK_INT(maps_read(999999999, &maps), ==, -ESRCH);
 }
 
-/* A module of the file at PATH, as the recorder describes one it can read. */
-static struct as_module module_of(char *path)
+/* The file at PATH, as the recorder's capture hands it over. */
+static struct image_file file_of(const char *path)
 {
-	struct as_module m = { .path = path, .open_path = path, .elf_ok = true };
+	struct image_file f = { .path = path };
 	struct stat st;
 
 	if (stat(path, &st) == 0) {
-		m.dev_major = major(st.st_dev);
-		m.dev_minor = minor(st.st_dev);
-		m.inode = st.st_ino;
+		f.dev_major = major(st.st_dev);
+		f.dev_minor = minor(st.st_dev);
+		f.inode = st.st_ino;
 	}
-	return m;
+	return f;
 }
 
 TEST(image_set_holds_each_file_once_and_past_its_deletion)
 {
 	char path[] = "/tmp/prof-image-XXXXXX", other[] = "/tmp/prof-image-XXXXXX", buf[8] = { 0 };
-	struct as_module m, o, unread = { .path = "x", .open_path = "x" };
+	struct as_module unread = { .path = "x", .open_path = "x" };
+	struct image_file m, o;
+	struct capture c;
 	struct image_set *s;
 	const char *held, *held2;
 	int fd = mkstemp(path), ofd = mkstemp(other), rfd;
@@ -217,13 +219,16 @@ TEST(image_set_holds_each_file_once_and_past_its_deletion)
 	CHECK_INT(write(fd, "image 1", 7), ==, 7);
 	close(fd);
 	close(ofd);
-	m = module_of(path);
-	o = module_of(other);
-	CHECK_INT(image_set_new(&s), ==, 0);
+	m = file_of(path);
+	o = file_of(other);
+	CHECK_INT(capture_init(&c), ==, 0);
+	s = c.images;
 	CHECK_INT(image_set_add(s, 1, &m), ==, 0);
 	CHECK_INT(image_set_add(s, 3, &m), ==, 0);	/* another process maps it */
 	CHECK_INT(image_set_add(s, 4, &o), ==, 0);
-	CHECK_INT(image_set_add(s, 5, &unread), ==, 0);	/* no ELF read: not held */
+	CHECK_INT(capture_module(&c, 5, &unread), ==, 0);	/* no ELF read: not held */
+	image_set_ref(s);
+	capture_release(&c);
 	held = image_set_path(s, 1);
 	held2 = image_set_path(s, 3);
 	CHECK(held && held2 && !strcmp(held, held2) && !strncmp(held, "/proc/self/fd/", 14));
