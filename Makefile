@@ -29,13 +29,15 @@ ifneq ($(filter true 1,$(CI) $(WERROR)),)
 WARN += -Werror
 endif
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -D_GNU_SOURCE -I. -Ilib -I$(O) -MMD -MP
+# lib/'s folders, while their headers are still included by bare name
+LIB_INC := $(patsubst %/,-I%,$(sort $(dir $(wildcard lib/*/*.h))))
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -D_GNU_SOURCE -I. -Ilib $(LIB_INC) -I$(O) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 # Ground-truth targets: optimized, debug info, and no frame pointers, as the
 # programs prof exists for are built.
 TARGET_CFLAGS = -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once
 
-LIB_SRCS := $(wildcard lib/*.c)
+LIB_SRCS := $(wildcard lib/*.c lib/*/*.c)
 CMD_SRCS := $(wildcard cmd/*.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 # tests/targets/lib*.c are shared libraries for the targets, not programs.
@@ -68,12 +70,12 @@ $(O)/%.o: %.c config.h
 
 # The flame graph's script, as a C string literal for lib/output_svg.c,
 # which writes it inside a CDATA section: "]]>" would end that early.
-$(O)/flamegraph_js.h: lib/flamegraph.js
+$(O)/flamegraph_js.h: $(wildcard lib/flamegraph.js lib/*/flamegraph.js)
 	@mkdir -p $(@D)
 	@if grep -q ']]>' $<; then echo "$<: must not hold ']]>'" >&2; exit 1; fi
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
 
-$(O)/lib/output_svg.o: $(O)/flamegraph_js.h
+$(filter %/output_svg.o,$(LIB_OBJS)): $(O)/flamegraph_js.h
 
 $(O)/libprof.a: $(LIB_OBJS)
 	@rm -f $@
@@ -133,7 +135,7 @@ demo: $(BIN) $(O)/targets/ladder
 fuzz: $(O)/flamegraph_js.h
 	@.ci/deps fuzz
 	@mkdir -p $(O)/fuzz-corpus
-	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib -I$(O) \
+	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib $(LIB_INC) -I$(O) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$(LIB_SRCS) tests/fuzz/fuzz-spool.c -o $(O)/fuzz-spool $(PROF_LIBS)
 	$(O)/fuzz-spool -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
@@ -163,4 +165,4 @@ distclean: clean
 	rm -rf config.mk config.h config.h.in config.h.in~ config.log config.status configure \
 		autom4te.cache
 
--include $(wildcard $(O)/*/*.d $(O)/*/*/*.d)
+-include $(wildcard $(O)/*/*.d $(O)/*/*/*.d $(O)/*/*/*/*.d)

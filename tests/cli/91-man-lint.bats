@@ -11,7 +11,7 @@
 bats_require_minimum_version 1.5.0
 load test_helper
 
-FORMAT_H="$TOP/lib/spool_format.h"
+FORMAT_H=$(ls "$TOP"/lib/spool_format.h "$TOP"/lib/*/spool_format.h 2>/dev/null | head -n 1)
 
 man_pages() {
 	(cd "$TOP" && ls man/*.[1-9])
