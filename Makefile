@@ -29,9 +29,7 @@ ifneq ($(filter true 1,$(CI) $(WERROR)),)
 WARN += -Werror
 endif
 CFLAGS ?= -O2 -g
-# lib/'s folders, while their headers are still included by bare name
-LIB_INC := $(patsubst %/,-I%,$(sort $(dir $(wildcard lib/*/*.h))))
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -D_GNU_SOURCE -I. -Ilib $(LIB_INC) -I$(O) -MMD -MP
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -D_GNU_SOURCE -I. -Ilib -I$(O) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 # Ground-truth targets: optimized, debug info, and no frame pointers, as the
 # programs prof exists for are built.
@@ -68,14 +66,14 @@ $(O)/%.o: %.c config.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# The flame graph's script, as a C string literal for lib/output_svg.c,
+# The flame graph's script, as a C string literal for lib/report/output_svg.c,
 # which writes it inside a CDATA section: "]]>" would end that early.
-$(O)/flamegraph_js.h: $(wildcard lib/flamegraph.js lib/*/flamegraph.js)
+$(O)/flamegraph_js.h: lib/report/flamegraph.js
 	@mkdir -p $(@D)
 	@if grep -q ']]>' $<; then echo "$<: must not hold ']]>'" >&2; exit 1; fi
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
 
-$(filter %/output_svg.o,$(LIB_OBJS)): $(O)/flamegraph_js.h
+$(O)/lib/report/output_svg.o: $(O)/flamegraph_js.h
 
 $(O)/libprof.a: $(LIB_OBJS)
 	@rm -f $@
@@ -135,7 +133,7 @@ demo: $(BIN) $(O)/targets/ladder
 fuzz: $(O)/flamegraph_js.h
 	@.ci/deps fuzz
 	@mkdir -p $(O)/fuzz-corpus
-	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib $(LIB_INC) -I$(O) \
+	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib -I$(O) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$(LIB_SRCS) tests/fuzz/fuzz-spool.c -o $(O)/fuzz-spool $(PROF_LIBS)
 	$(O)/fuzz-spool -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "elf_file.h"
+#include "symbols/elf_file.h"
 #include "internal.h"
-#include "spool_writer.h"
+#include "spool/spool_writer.h"
 
 #define PERF_MAP_MAX_BYTES (256u << 20)
 #define PERF_MAP_MAX_LINE 4096

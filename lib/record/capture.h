@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "image_set.h"
+#include "symbols/image_set.h"
 #include "intern.h"
 #include "process.h"
 #include "unwind.h"

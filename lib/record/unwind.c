@@ -26,7 +26,7 @@
 
 #include "internal.h"
 #include "unwind.h"
-#include "vdso.h"
+#include "symbols/vdso.h"
 
 static char *debuginfo_path;
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "recorder.h"
-#include "symbolize.h"
+#include "record/recorder.h"
+#include "symbols/symbolize.h"
 #include "tail.h"
 
 /* T is freed: the recorder, if still there, has a tail no more. */

@@ -4,14 +4,14 @@
 # 91-man-lint: the man pages are clean roff (groff -ww) with the sections the
 # style asks for, and each command's EXIT STATUS is what its --help says;
 # `prof --help` lists every command; prof-spool(5) describes every record tag
-# and TRAILER key of lib/spool_format.h with its number, states its layout
+# and TRAILER key of lib/spool/spool_format.h with its number, states its layout
 # constants, and its hex example is what spoolgen writes; the completion
 # files parse.
 
 bats_require_minimum_version 1.5.0
 load test_helper
 
-FORMAT_H=$(ls "$TOP"/lib/spool_format.h "$TOP"/lib/*/spool_format.h 2>/dev/null | head -n 1)
+FORMAT_H="$TOP/lib/spool/spool_format.h"
 
 man_pages() {
 	(cd "$TOP" && ls man/*.[1-9])
@@ -112,7 +112,7 @@ format_value() {
 		fi
 	done < <(sed -n -E 's/^[[:space:]]*SPOOL_TAG_([A-Z_]+)[[:space:]]*=[[:space:]]*([0-9]+).*/\1 \2/p' \
 		 "$FORMAT_H")
-	((n >= 15)) || fail "found only $n SPOOL_TAG_ values in lib/spool_format.h"
+	((n >= 15)) || fail "found only $n SPOOL_TAG_ values in lib/spool/spool_format.h"
 	[[ -z $errors ]] || fail "man/prof-spool.5 $errors"
 }
 
@@ -129,7 +129,7 @@ format_value() {
 		esac || errors+="does not list counter key $value ($name)"$'\n'
 	done < <(sed -n -E 's/^[[:space:]]*SPOOL_CNT_([A-Z_]+)[[:space:]]*=[[:space:]]*([0-9]+).*/\1 \2/p' \
 		 "$FORMAT_H")
-	((n >= 12)) || fail "found only $n SPOOL_CNT_ values in lib/spool_format.h"
+	((n >= 12)) || fail "found only $n SPOOL_CNT_ values in lib/spool/spool_format.h"
 	[[ -z $errors ]] || fail "man/prof-spool.5 $errors"
 }
 
@@ -144,7 +144,7 @@ format_value() {
 	major=$(format_value VERSION_MAJOR)
 	varint=$(format_value VARINT_MAX)
 	[[ -n $header && -n $block && -n $max && -n $ratio && -n $major && -n $varint ]] ||
-		fail "cannot read the constants of lib/spool_format.h"
+		fail "cannot read the constants of lib/spool/spool_format.h"
 	grep -qF "starts with $header bytes" <<<"$text" || errors+="file header of $header bytes"$'\n'
 	grep -qF "A block is a $block-byte header" <<<"$text" || errors+="block header of $block bytes"$'\n'
 	grep -qF "$max MiB" <<<"$text" || errors+="block limit of $max MiB"$'\n'

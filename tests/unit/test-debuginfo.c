@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "debuginfo.h"
-#include "demangle.h"
+#include "symbols/debuginfo.h"
+#include "symbols/demangle.h"
 #include "harness.h"
 #include "prof.h"
 #include "spool_test.h"

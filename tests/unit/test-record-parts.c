@@ -14,11 +14,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "record/capture.h"
 #include "harness.h"
-#include "perf_ring.h"
-#include "proc_maps.h"
-#include "sorter.h"
+#include "record/perf_ring.h"
+#include "record/proc_maps.h"
+#include "record/sorter.h"
 
 #define PAGE 4096
 #define DATA 4096

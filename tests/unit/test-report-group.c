@@ -14,7 +14,7 @@
 
 #include "harness.h"
 #include "prof.h"
-#include "report.h"
+#include "report/report.h"
 #include "spool_test.h"
 
 struct gfx {

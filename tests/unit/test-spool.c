@@ -14,7 +14,7 @@
 
 #include "harness.h"
 #include "prof.h"
-#include "spool_format.h"
+#include "spool/spool_format.h"
 #include "spool_test.h"
 
 static ssize_t mem_write(void *ctx, const void *buf, size_t len)

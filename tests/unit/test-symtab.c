@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "symtab.h"
+#include "symbols/symtab.h"
 
 static const char *name_at(const struct symtab *t, uint64_t key, uint64_t addr)
 {

@@ -20,7 +20,7 @@
 #include "harness.h"
 #include "prof.h"
 #include "spool_test.h"
-#include "tail.h"
+#include "tail/tail.h"
 
 /* A directory of its own for each test. */
 static char dir[64];
