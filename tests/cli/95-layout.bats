@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# The shape of the tree: cmd/ stays a thin client of lib/prof.h.
+# The shape of the tree: cmd/ stays a thin client of lib/prof.h, and lib/'s
+# folders use only the stages lib/README allows them.
 load test_helper
 
 @test "cmd/ includes nothing of lib/ but prof.h, and no library headers" {
@@ -28,4 +29,46 @@ load test_helper
 @test "the public header names only prof_ and PROF_ things" {
 	run bash -c "grep -oE '^(int64_t|int|void|const [a-z_ ]+\*|uint64_t|bool|struct [a-z_]+ \*) *\**[a-z_]+\(' '$TOP/lib/prof.h' | grep -vE ' \**prof_[a-z_]+\($'"
 	assert_output ""
+}
+
+@test "lib/'s folders use only what lib/README's table allows, in includes and in calls" {
+	[ -d "$BUILD/lib/record" ] || fail "no objects in $BUILD/lib: build first"
+	run "$TOP/tests/tools/lib-layers" "$TOP/lib" "$BUILD/lib"
+	assert_success
+	assert_output ""
+}
+
+@test "the layering check finds an include of a later stage, a call to one, and a circle" {
+	local t=$BATS_TEST_TMPDIR
+	cp -r "$TOP/lib" "$t/lib"
+	echo '#include "report/report.h"' >>"$t/lib/record/launch.c"
+	echo '#include "tail.h"' >>"$t/lib/symbols/vdso.c"
+	echo '#include "spool/spool_format.h"' >>"$t/lib/opts.c"
+	run "$TOP/tests/tools/lib-layers" "$t/lib"
+	assert_failure 1
+	assert_line 'lib/record/launch.c includes "report/report.h": lib/record/ may not use lib/report/'
+	assert_line 'lib/symbols/vdso.c includes "tail.h" of lib/tail/ by bare name: write "tail/tail.h"'
+	assert_line 'lib/opts.c (shared by every stage) includes "spool/spool_format.h" of lib/spool/'
+
+	mkdir -p "$t/o/record" "$t/o/report"
+	echo 'int r(void); int a(void) { return r(); }' >"$t/a.c"
+	echo 'int d(void); int r(void) { return 1; } int c(void) { return d(); }' >"$t/c.c"
+	echo 'int c(void); int d(void) { return c(); }' >"$t/d.c"
+	cc -c "$t/a.c" -o "$t/o/record/a.o"
+	cc -c "$t/c.c" -o "$t/o/report/c.o"
+	cc -c "$t/d.c" -o "$t/o/report/d.o"
+	run "$TOP/tests/tools/lib-layers" "$TOP/lib" "$t/o"
+	assert_failure 1
+	assert_line 'lib/record/a.c calls r of lib/report/c.c: lib/record/ may not use lib/report/'
+	assert_line 'files of lib/ that call each other (round a circle): lib/report/c.c lib/report/d.c '
+}
+
+@test "lib/README names every folder and file of lib/" {
+	local f
+	for f in "$TOP"/lib/*/ "$TOP"/lib/*.c "$TOP"/lib/*/*.c; do
+		f=${f#"$TOP"/lib/}
+		case $f in */) grep -qE "^    ${f%/}/ " "$TOP/lib/README" || fail "lib/README does not name lib/$f" ;;
+		*) grep -qwF "$(basename "$f")" "$TOP/lib/README" || fail "lib/README does not name lib/$f" ;;
+		esac
+	done
 }
