@@ -210,8 +210,11 @@ static struct argp record_argp = {
 	       "descendant have exited, on SIGINT, SIGTERM or SIGHUP (a signal sent to prof "
 	       "alone is passed on to COMMAND; attached processes are left alone), or after "
 	       "-d SECONDS.\n\n"
+	       "FILE is written from the moment sampling starts (an existing FILE becomes "
+	       "FILE.old then), so a killed recorder leaves what it wrote there.\n\n"
 	       "Exit status: COMMAND's own, 128+N when signal N killed it; 127 COMMAND not "
-	       "found, 126 not executable; 0 a recording of -p PID finished; 1 recording failed; "
+	       "found, 126 not executable; 0 a recording of -p PID finished; 1 recording failed "
+	       "(also when the spool could not be written: COMMAND ran on); "
 	       "64 usage error.",
 };
 
@@ -235,6 +238,8 @@ static void install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+	/* -o to a pipe whose reader went away: a write error (EPIPE), said once */
+	signal(SIGPIPE, SIG_IGN);
 }
 
 static double now_s(void)
@@ -422,13 +427,18 @@ static int attach_loop(struct prof_recorder *rec, const struct record_args *a)
 static int end_recording(struct prof_recorder *rec, const struct record_args *a, int r)
 {
 	struct prof_recording_summary sum;
+	char first[1024] = "";
 
 	if (isatty(2) && !a->quiet && !live_tail)
 		fprintf(stderr, "\r\033[K");
-	if (r < 0)
-		err_msg("%s", prof_errmsg());
+	if (r < 0) {
+		snprintf(first, sizeof(first), "%s", prof_errmsg());
+		err_msg("%s", first);
+	}
 	if (prof_recorder_finish(rec, &sum) < 0) {
-		err_msg("%s", prof_errmsg());
+		/* a spool that cannot be written fails the same way again: said once */
+		if (!*first || !strstr(prof_errmsg(), first))
+			err_msg("%s", prof_errmsg());
 		if (r >= 0)
 			r = -1;
 	}

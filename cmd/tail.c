@@ -2,8 +2,8 @@
 /*
  * tail.c - `prof tail [FILE]`: follow a spool while it is written, and print
  * a top view or JSON per interval, or a line per sample, until its trailer
- * comes (exit 0), it is damaged (1), or nothing new comes for --idle
- * seconds (2).  Options, the clock and messages only; finding, reading and
+ * comes (exit 0), it is damaged (1), or its recorder is gone without
+ * finishing it or nothing new comes for --idle seconds (2).  Options, the clock and messages only; finding, reading and
  * printing are lib/'s.
  */
 #include <errno.h>
@@ -24,7 +24,7 @@ enum {
 	OPT_FORMAT,
 };
 
-/* Nothing new for --idle seconds: the recording seems to have died. */
+/* The recorder is gone without a trailer, or nothing new for --idle seconds. */
 #define EXIT_IDLE 2
 
 struct tail_args {
@@ -102,13 +102,12 @@ static struct argp tail_argp = {
 	.doc = "Follow the spool FILE (default: prof.spool) while prof record writes it, and "
 	       "print the hottest functions of each interval and overall (top), a line per "
 	       "sample (samples: TIME PID TID COMM STACK), or a JSON object per interval."
-	       "\vA recording in progress writes .FILE.tmp.PID beside FILE: tail follows it, "
-	       "through the rename, to the trailer; a FILE that does not exist yet is waited "
-	       "for.  Samples show about a second after they were taken.  On a terminal the "
+	       "\vA recording writes FILE from the moment sampling starts; a FILE that does not "
+	       "exist yet is waited for.  Samples show about a second after they were taken.  On a terminal the "
 	       "top view redraws in place; otherwise it prints a block per interval.\n\n"
 	       "Exit status: 0 the recording finished (its trailer was read), 1 FILE is no "
-	       "spool, is damaged or shrank, 2 nothing new came for --idle seconds (the "
-	       "recording seems to have died), 64 usage error.",
+	       "spool, is damaged or shrank, 2 the recorder is gone without finishing the "
+	       "spool (killed), or nothing new came for --idle seconds, 64 usage error.",
 };
 
 static double now_s(void)
@@ -141,6 +140,9 @@ static int report_end(const struct tail_args *a, struct prof_tail *t,
 		return EXIT_FAIL;
 	case PROF_TAIL_WAITING:
 		err_msg("no spool '%s' appeared in %g s", a->path, a->idle);
+		return EXIT_IDLE;
+	case PROF_TAIL_ABANDONED:
+		err_msg("spool '%s' ends here: %s (the recorder was killed?)", file, b->reason);
 		return EXIT_IDLE;
 	case PROF_TAIL_CUT:
 		err_msg("spool '%s' is cut short (%s) and nothing new came for %g s: the recording "

@@ -13,6 +13,23 @@
  *     older, smaller struct lacks take their defaults, and a newer, larger
  *     one is accepted when the fields this library does not know are zero
  *     (else -EINVAL).
+ *
+ * Threads.  Each handle (recorder, launched command, spool writer, spool
+ * reader, profile, filter, symbolizer, tail, tail view) is used by one
+ * thread at a time: calls on the same handle must not overlap, and what a
+ * handle lends (events, strings, batches) is read on the thread that uses
+ * it, until the call named next to it.  Different handles may be used on
+ * different threads at once, with no lock of the caller's, also when they
+ * read the same spool file.  prof_errmsg() and prof_errmsg_clear() are per
+ * thread.  prof_set_log_fn() is called before any thread uses the library;
+ * the log function may then be called on every thread that calls it.  A
+ * recorder and its own tail (prof_recorder_tail()) are two handles: the
+ * tail, and a symbolizer of it, may be polled on one thread while the
+ * recorder polls on another, but prof_recorder_tail(), prof_tail_free() of
+ * that tail and prof_recorder_finish() or prof_recorder_free() must not
+ * run at the same time.  The pure helpers (names of kinds, states and
+ * formats, prof_max_sample_rate(), prof_counters_lost_total()) are safe
+ * anywhere.
  */
 #ifndef PROF_H
 #define PROF_H
@@ -201,6 +218,9 @@ enum prof_meta_flags {
 	PROF_META_KERNEL = 1u << 0,	/* kernel frames were recorded */
 	PROF_META_INHERIT = 1u << 1,	/* children were followed */
 	PROF_META_ATTACHED = 1u << 2,	/* attached to running pids (else launched) */
+	PROF_META_LOCKED = 1u << 3,	/* the writer holds an exclusive flock(2) on the file
+					 * until it closes it: a reader that can take a
+					 * shared lock knows the writing has ended */
 };
 
 /* What a recording was: the first record of every spool. */
@@ -405,6 +425,13 @@ struct prof_spool_status {
 };
 
 void prof_spool_status(const struct prof_spool *sp, struct prof_spool_status *ret);
+
+/*
+ * Whether a recorder still writes the spool: 1 yes, 0 no (it finished,
+ * or was killed), -ENOTSUP when the spool cannot tell (its writer did not
+ * lock it: no PROF_META_LOCKED).
+ */
+int prof_spool_writer_alive(const struct prof_spool *sp);
 
 /* The recording's metadata (lent for the reader's lifetime). */
 const struct prof_meta *prof_spool_meta(const struct prof_spool *sp);
@@ -901,10 +928,17 @@ struct prof_recorder;
 int prof_max_sample_rate(uint64_t *ret);
 
 /*
- * Start recording PID into a new spool at SPOOL_PATH.  The spool is
- * written under a temporary name in the same directory and renamed over
- * SPOOL_PATH by prof_recorder_finish(), so an existing spool survives a
- * failed run.  With PROF_ATTACH_STOP_WHILE_ATTACHING the threads of PID
+ * Start recording PID into a new spool for SPOOL_PATH.  The spool is made
+ * beside it, without a name (or under a hidden one), and put at
+ * SPOOL_PATH when sampling starts: by prof_recorder_enable(), the first
+ * prof_recorder_poll(), or at the latest prof_recorder_finish().  What was
+ * at SPOOL_PATH is then renamed to SPOOL_PATH.old; a recorder freed before
+ * that leaves both as they were.  From then on the file holds every block
+ * flushed, so a recorder that is killed leaves a readable spool (without
+ * its trailer); while it writes, it holds an exclusive flock(2) on it
+ * (PROF_META_LOCKED), so readers can tell when it is gone
+ * (prof_spool_writer_alive()).  A SPOOL_PATH that is a pipe or a device is
+ * written as it is.  With PROF_ATTACH_STOP_WHILE_ATTACHING the threads of PID
  * stay held still until prof_recorder_enable().  Errors: -EINVAL (options:
  * a rate above the kernel maximum names the maximum), -EACCES/-EPERM (perf
  * or ptrace denied: the message names the gate), -ESRCH (no such process,
@@ -920,8 +954,9 @@ int prof_recorder_attach_writer(pid_t pid, const struct prof_writer *sink,
 
 /*
  * Enable sampling and let held processes run again (ON_EXEC events enable
- * themselves at the exec).  The first failure is returned; the processes
- * are released in every case.  0 or -errno.
+ * themselves at the exec), and put the spool at its path.  The first
+ * failure is returned; the processes are released in every case.
+ * 0 or -errno.
  */
 int prof_recorder_enable(struct prof_recorder *rec);
 
@@ -946,8 +981,10 @@ int prof_recorder_refresh_threads(struct prof_recorder *rec, pid_t pid,
 
 /*
  * Wait at most TIMEOUT_MS for data, then drain every ring and process what
- * is ordered.  A signal ends the wait early (not an error).  0 or -errno
- * (unwinding never fails a poll; spool write errors do).
+ * is ordered; the spool goes to its path if it was not there yet (the
+ * launched command runs).  A signal ends the wait early (not an error).
+ * 0 or -errno (unwinding never fails a poll; spool write errors do, and
+ * keep failing the same way: nothing more is written after one).
  */
 int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_poll_summary *ret);
 
@@ -965,14 +1002,19 @@ int prof_recorder_has_active_processes_except(struct prof_recorder *rec, pid_t p
 int prof_recorder_active_process_count(struct prof_recorder *rec, size_t *ret);
 
 /*
- * Disable, drain, write the trailer, flush and close (renaming the spool
- * into place), then free REC.  Returns the first error; later ones are
- * appended to prof_errmsg() as context.  The counters go to *ret (may be
- * NULL) in every case.
+ * Disable, drain, write the names of the frames and the trailer, flush and
+ * close (putting the spool at its path if it was not yet), then free REC.
+ * Returns the first error; later, different ones are appended to
+ * prof_errmsg() as context.  The counters go to *ret (may be NULL) in
+ * every case; its samples and spool_bytes are what the file holds, which
+ * after a write error is less than was sampled.
  */
 int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summary *ret);
 
-/* Best-effort disable and free, without a trailer; a temporary spool is removed. */
+/*
+ * Best-effort disable and free, without a trailer: a spool at its path
+ * stays (read as one whose recorder was killed), one not yet there goes.
+ */
 void prof_recorder_free(struct prof_recorder *rec);
 
 /* ---- following a spool while it is written ------------------------------ */
@@ -999,6 +1041,8 @@ enum prof_tail_state {
 	PROF_TAIL_FINISHED,	/* the trailer was read: nothing more will come */
 	PROF_TAIL_CORRUPT,	/* a block failed its checksums or decoding: stopped before it */
 	PROF_TAIL_SHRUNK,	/* the file became shorter than what was read: stopped */
+	PROF_TAIL_ABANDONED,	/* read to its end, without a trailer, and its writer is
+				 * gone (killed): nothing more will come */
 	PROF_TAIL__COUNT
 };
 
@@ -1057,19 +1101,16 @@ struct prof_tail_stats {
 					 * (CLOCK_MONOTONIC; 0 before any) */
 	uint64_t blocks;		/* complete, valid blocks read */
 	uint64_t offset;		/* file offset after the last block read */
-	const char *path;		/* the file followed: PATH, the temporary file of a
-					 * recording in progress, or NULL while waiting */
+	const char *path;		/* the file followed, or NULL while waiting */
 };
 
 /*
- * Follow the spool at PATH, which may not exist yet.  PATH is what prof
- * record -o was given: a recording in progress writes the temporary file
- * .NAME.tmp.PID beside it (NAME being PATH's basename, PID the recorder's)
- * and renames it to PATH when it finishes.  Until a spool is open, each
- * poll looks for one: the newest temporary file whose PID is a running
- * process, else the newer of PATH and the newest other temporary file;
- * then it follows that file, through the rename, to its end.  The first
- * look happens here, so that a file that is there but is no spool fails at
+ * Follow the spool at PATH, which may not exist yet: a recording puts its
+ * spool at its path when sampling starts.  Until a spool is open, each
+ * poll looks for it; then it follows that file to its end: its trailer,
+ * or, for a spool whose writer locks it (PROF_META_LOCKED), the moment
+ * the writer is gone without one (PROF_TAIL_ABANDONED).  The first look
+ * happens here, so that a file that is there but is no spool fails at
  * once.  OPTS NULL means defaults.
  *
  * Returns 0 and *ret, or -EINVAL (opts), -ENOMEM, and for a file that is
@@ -1122,12 +1163,14 @@ int prof_tail_discard_consumed(struct prof_tail *t);
 void prof_tail_free(struct prof_tail *t);
 
 /*
- * The tail of REC's own spool: a tail over the temporary file REC writes,
- * opened now with default options.  It follows the file through REC's
- * finish (the rename, then the trailer), and may outlive REC.  One at a
- * time per recorder.  Returns 0 and *ret, or -EBUSY (REC has a tail that
- * was not freed), -ENOTSUP (REC writes to a caller-owned sink:
- * prof_recorder_attach_writer()), -ENOMEM, open(2) errors.
+ * The tail of REC's own spool: a tail over the file REC writes (through
+ * REC's descriptor, so also before the file is at its path), opened now
+ * with default options.  It follows the file to its trailer, and may
+ * outlive REC.  One at a time per recorder; it may be polled on another
+ * thread than REC's (see Threads at the top).  Returns 0 and *ret, or
+ * -EBUSY (REC has a tail that was not freed), -ENOTSUP (REC writes to a
+ * caller-owned sink, prof_recorder_attach_writer(), or to a pipe or a
+ * device), -ENOMEM, open(2) errors.
  */
 int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret);
 

@@ -32,6 +32,7 @@
 #include "recorder.h"
 #include "sorter.h"
 #include "unwind.h"
+#include "spool/spool_writer.h"
 
 static int make_meta_and_writer(struct prof_recorder *rec, const struct prof_writer *sink)
 {
@@ -46,7 +47,8 @@ static int make_meta_and_writer(struct prof_recorder *rec, const struct prof_wri
 		.hostname = host, .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
 		.prof_version = PROF_VERSION,
 		.flags = (o->no_inherit ? 0 : PROF_META_INHERIT) |
-			 (rec->on_exec ? 0 : PROF_META_ATTACHED) | (rec->kernel ? PROF_META_KERNEL : 0),
+			 (rec->on_exec ? 0 : PROF_META_ATTACHED) | (rec->kernel ? PROF_META_KERNEL : 0) |
+			 (rec->file.locked ? PROF_META_LOCKED : 0),
 	};
 	int32_t pids[64];
 	size_t i;
@@ -67,7 +69,7 @@ static int make_meta_and_writer(struct prof_recorder *rec, const struct prof_wri
 		m.npids = 0;	/* a launched command is named by its command line */
 	if (sink)
 		return prof_spool_writer_new(sink, &m, NULL, &rec->w);
-	return prof_spool_writer_open(rec->tmp_path, &m, NULL, &rec->w);
+	return spool_writer_open_fd(rec->file.fd, rec->file.path, &m, NULL, &rec->w);
 }
 
 static int check_opts(struct prof_recorder_opts *o)
@@ -121,6 +123,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	rec->on_exec = mode == PROF_ATTACH_ON_EXEC;
 	rec->kernel = rec->opts.include_kernel;
 	rec->epfd = -1;
+	rec->file.fd = -1;
 	sorter_init(&rec->sorter);
 	pt_init(&rec->pt, NULL);
 	r = capture_init(&rec->capture);
@@ -130,19 +133,6 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 		goto out_free;
 	rec->sum.freq_hz = rec->opts.freq_hz;
 	rec->sum.stack_bytes = rec->opts.stack_bytes;
-	if (path) {
-		const char *slash = strrchr(path, '/');
-		int dir_len = slash ? (int)(slash - path + 1) : 0;
-
-		rec->path = xstrdup(path);
-		if (rec->path && asprintf(&rec->tmp_path, "%.*s.%s.tmp.%d", dir_len, path,
-					  slash ? slash + 1 : path, (int)getpid()) < 0)
-			rec->tmp_path = NULL;
-		if (!rec->path || !rec->tmp_path) {
-			r = error_setx(-ENOMEM, "out of memory");
-			goto out_free;
-		}
-	}
 	rec->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (rec->epfd < 0) {
 		r = error_set(-errno, "cannot create an epoll instance");
@@ -166,7 +156,10 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	rec->start_ns = rec_now_ns(CLOCK_MONOTONIC);
 	rec->prev_drain_ns = 0;
 	rec->last_block_ns = rec->start_ns;
-	r = make_meta_and_writer(rec, sink);
+	/* the file is made last: nothing that fails before it leaves one */
+	r = path ? spool_file_create(&rec->file, path) : 0;
+	if (r == 0)
+		r = make_meta_and_writer(rec, sink);
 	if (r < 0)
 		goto out_free;
 	pt_init(&rec->pt, rec->w);
@@ -204,10 +197,26 @@ int prof_recorder_attach_writer(pid_t pid, const struct prof_writer *sink,
 	return recorder_new(pid, NULL, sink, mode, opts, ret);
 }
 
+/*
+ * Sampling starts (or has started): the spool goes to its path, so that
+ * from now on a killed recorder leaves what it wrote there.
+ */
+static int publish(struct prof_recorder *rec)
+{
+	int r;
+
+	if (rec->file.fd < 0 || rec->file.published)
+		return 0;
+	r = spool_file_publish(&rec->file);
+	if (r < 0 && !rec->error)
+		rec->error = r;
+	return r;
+}
+
 int prof_recorder_enable(struct prof_recorder *rec)
 {
 	size_t i;
-	int r = 0;
+	int r = publish(rec);
 
 	if (!rec->on_exec)	/* launched: the kernel enables them at the exec, not before */
 		for (i = 0; i < rec->nfds && r == 0; i++)
@@ -232,6 +241,9 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 
 	if (rec->error)
 		return rec->error;
+	r = publish(rec);	/* launched: the command runs, its events enabled at exec */
+	if (r < 0)
+		return r;
 	if (!sorter_len(&rec->sorter) && timeout_ms != 0 &&
 	    epoll_wait(rec->epfd, evs, 64, timeout_ms) < 0 && errno != EINTR)
 		return error_set(-errno, "cannot wait for perf events");
@@ -354,6 +366,8 @@ static void keep_error(int *first, char *msg, size_t len, int r)
 		snprintf(msg, len, "%s", prof_errmsg());
 		return;
 	}
+	if (strstr(msg, prof_errmsg()))
+		return;	/* a writer that failed fails the same way each time after */
 	n = strlen(msg);
 	if (n + 8 < len)
 		snprintf(msg + n, len - n, "; then: %s", prof_errmsg());
@@ -389,18 +403,12 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 	keep_error(&r, msg, sizeof(msg), capture_names(&rec->capture, rec->w, &rec->pt));
 	/* a trailer is written even after an error: the spool says what it holds */
 	keep_error(&r, msg, sizeof(msg), prof_spool_writer_finish(rec->w, &c));
+	/* what the file holds, which after a write error is less than was taken */
 	s.spool_bytes = prof_spool_writer_bytes(rec->w);
+	s.samples = spool_writer_samples_written(rec->w);
+	keep_error(&r, msg, sizeof(msg), publish(rec));
 	keep_error(&r, msg, sizeof(msg), prof_spool_writer_close(rec->w));
 	rec->w = NULL;
-	if (rec->tmp_path) {
-		/* on failure the recording stays where it is, and the message says where */
-		if (rename(rec->tmp_path, rec->path) < 0)
-			keep_error(&r, msg, sizeof(msg),
-				   error_set(-errno, "cannot rename '%s' to '%s' (the recording is "
-					     "kept there)", rec->tmp_path, rec->path));
-		free(rec->tmp_path);
-		rec->tmp_path = NULL;
-	}
 	if (ret)
 		*ret = s;
 	prof_recorder_free(rec);
@@ -427,10 +435,7 @@ void prof_recorder_free(struct prof_recorder *rec)
 	pt_release(&rec->pt);
 	capture_release(&rec->capture);
 	prof_spool_writer_close(rec->w);
-	if (rec->tmp_path)
-		unlink(rec->tmp_path);
-	free(rec->tmp_path);
-	free(rec->path);
+	spool_file_close(&rec->file);	/* the lock goes with it */
 	free(rec);
 }
 

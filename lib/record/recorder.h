@@ -18,6 +18,7 @@
 #include "process.h"
 #include "sorter.h"
 #include "unwind.h"
+#include "spool/spool_file.h"
 
 #define MAX_CPUS 4096
 /*
@@ -29,11 +30,12 @@
 struct prof_recorder {
 	struct prof_recorder_opts opts;
 	struct prof_spool_writer *w;
-	char *path, *tmp_path;		/* final and temporary spool names */
+	struct spool_file file;		/* the spool, when written to a path (fd >= 0) */
 	pid_t target;
 	bool on_exec;
 	int *cpus;			/* online CPUs */
 	struct perf_ring *rings;	/* one per CPU, mapped by its first event */
+	size_t ring_pages;		/* data pages of a new ring; 0 until the first */
 	size_t ncpus;
 	int *fds;			/* every event */
 	size_t nfds, fds_cap;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,6 +141,9 @@ static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64
 	a->wakeup_watermark = (uint32_t)(ring_bytes / 4);
 }
 
+/* The smallest ring the default sizing falls back to under a locked-memory limit. */
+#define MIN_RING_PAGES 16
+
 static size_t ring_pages(const struct prof_recorder_opts *o, size_t page)
 {
 	size_t want, pages = 1;
@@ -152,7 +156,35 @@ static size_t ring_pages(const struct prof_recorder_opts *o, size_t page)
 		want *= 4;
 	while (pages < want && pages < 16384)
 		pages <<= 1;
-	return pages < 16 ? 16 : pages;
+	return pages < MIN_RING_PAGES ? MIN_RING_PAGES : pages;
+}
+
+/*
+ * Unprivileged, the kernel lets a user lock perf_event_mlock_kb per online
+ * CPU for perf rings, and RLIMIT_MEMLOCK beyond that: with a ring per CPU,
+ * each gets its share (data pages a power of two, plus the metadata page),
+ * as perf sizes its own.  Root (CAP_IPC_LOCK) has no such limit; nor has
+ * an -m the user chose (the kernel then says no, and the error says why).
+ */
+static size_t fit_locked_limit(size_t pages, size_t page, size_t ncpus, bool ours)
+{
+	uint64_t mlock_kb = 0, budget, share, fit = 1;
+	struct rlimit rl;
+
+	if (!ours || geteuid() == 0 || !ncpus ||
+	    rec_read_u64_file("/proc/sys/kernel/perf_event_mlock_kb", &mlock_kb) < 0 ||
+	    getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return pages;
+	budget = mlock_kb * 1024 * ncpus + rl.rlim_cur;
+	share = budget / ncpus / page;
+	if (share < 2)
+		return pages;
+	while (fit * 2 <= share - 1)
+		fit *= 2;
+	if (fit < pages)
+		pr_debug("perf rings of %llu KiB, not %zu KiB: the locked-memory limit",
+			 (unsigned long long)(fit * page / 1024), pages * page / 1024);
+	return fit < pages ? (size_t)fit : pages;
 }
 
 static int perf_error(int err, const char *ev)
@@ -192,9 +224,14 @@ static int keep_fd(struct prof_recorder *rec, int fd)
 int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, bool enable)
 {
 	struct prof_recorder_opts *o = &rec->opts;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = ring_pages(o, page), i;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages, i;
 	struct perf_event_attr attr;
 	int fd, r;
+
+	if (!rec->ring_pages)
+		rec->ring_pages = fit_locked_limit(ring_pages(o, page), page, rec->ncpus,
+						   !o->mmap_pages);
+	pages = rec->ring_pages;
 
 	for (i = 0; i < rec->ncpus; i++) {
 		struct perf_ring *ring = &rec->rings[i];
@@ -241,6 +278,19 @@ int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, boo
 				return error_set(-errno, "cannot share a perf ring");
 		} else {
 			r = perf_ring_map(ring, fd, rec->cpus[i], pages);
+			if (r == -EPERM && !o->mmap_pages && pages > MIN_RING_PAGES) {
+				/*
+				 * Unprivileged, the kernel locks at most
+				 * perf_event_mlock_kb per CPU, plus RLIMIT_MEMLOCK:
+				 * smaller rings, as perf takes, and this CPU again
+				 */
+				rec->ring_pages = pages /= 2;
+				pr_debug("perf ring refused (locked-memory limit): trying %zu KiB",
+					 pages * page / 1024);
+				close(rec->fds[--rec->nfds]);
+				i--;
+				continue;
+			}
 			if (r == -EPERM || r == -ENOMEM)
 				return error_set(r, "cannot map a %zu KiB perf ring (the locked-memory "
 						 "limit, kernel.perf_event_mlock_kb, is too low; try "

@@ -42,8 +42,19 @@ void prof_report_warnings(const struct prof_spool *sp, const char *path, prof_re
 	case PROF_SPOOL_FINISHED:
 		break;
 	case PROF_SPOOL_READING:
-		say(fn, ctx, "spool '%s' has no trailer: the recording is still running or was "
-		    "killed", path);
+		switch (prof_spool_writer_alive(sp)) {
+		case 1:
+			say(fn, ctx, "spool '%s' has no trailer yet: the recording is still running",
+			    path);
+			break;
+		case 0:
+			say(fn, ctx, "spool '%s' has no trailer: its recorder was killed after %"
+			    PRIu64 " blocks", path, st.blocks);
+			break;
+		default:
+			say(fn, ctx, "spool '%s' has no trailer: the recording is still running or "
+			    "was killed", path);
+		}
 		break;
 	case PROF_SPOOL_CUT:
 		say(fn, ctx, "spool '%s' is cut short (%s): showing its %" PRIu64 " complete blocks",

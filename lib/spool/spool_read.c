@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "internal.h"
+#include "spool_file.h"
 #include "spool_format.h"
 #include "spool_reader.h"
 
@@ -307,6 +308,16 @@ void prof_spool_status(const struct prof_spool *sp, struct prof_spool_status *re
 		.file_size = sp->file_size,
 		.reason = sp->reason,
 	};
+}
+
+int prof_spool_writer_alive(const struct prof_spool *sp)
+{
+	int r;
+
+	if (!(sp->meta.flags & PROF_META_LOCKED))
+		return -ENOTSUP;
+	r = spool_file_has_writer(sp->fd);
+	return r < 0 ? -ENOTSUP : r;
 }
 
 const struct prof_meta *prof_spool_meta(const struct prof_spool *sp)

@@ -29,7 +29,8 @@ struct buf {
 
 struct prof_spool_writer {
 	struct prof_writer sink;
-	int fd;			/* -1 for a caller-owned sink */
+	int fd;			/* ours to close, or -1 (a caller's sink or descriptor) */
+	int *fd_ctx;		/* the sink's ctx when it writes a descriptor */
 	char *path;
 	size_t block_bytes;
 	int level;		/* zlib level; -1: store raw */
@@ -38,6 +39,8 @@ struct prof_spool_writer {
 	uint8_t *out;		/* header + compressed block */
 	size_t out_cap;
 	uint64_t bytes;		/* handed to the sink */
+	uint64_t block_samples;	/* samples in the open block */
+	uint64_t samples_written;	/* samples in blocks the sink took whole */
 	uint64_t time_unit;	/* ns per unit of the stored times */
 	uint64_t clock;		/* time of the last timed record, in units */
 	uint64_t last_period;
@@ -179,6 +182,9 @@ static int block_flush(struct prof_spool_writer *w)
 	spool_put_le32(h + 16, (uint32_t)crc32(0, h, 16));
 	spool_put_le32(h + 20, (uint32_t)crc32(0, h + SPOOL_BLOCK_HEADER_LEN, (uInt)stored));
 	r = sink_write(w, h, SPOOL_BLOCK_HEADER_LEN + stored);
+	if (r == 0)
+		w->samples_written += w->block_samples;
+	w->block_samples = 0;
 	w->block.len = 0;
 	return r;
 }
@@ -194,6 +200,8 @@ static int rec_emit(struct prof_spool_writer *w, enum spool_tag tag)
 	put_u(&w->block, w->rec.len);
 	memcpy(w->block.p + w->block.len, w->rec.p, w->rec.len);
 	w->block.len += w->rec.len;
+	if (tag == SPOOL_TAG_SAMPLE)
+		w->block_samples++;
 	if (w->block.len >= w->block_bytes)
 		return block_flush(w);
 	return 0;
@@ -251,9 +259,10 @@ static ssize_t fd_write(void *ctx, const void *buf, size_t len)
 	return n < 0 ? -errno : n;
 }
 
-int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta *meta,
-			  const struct prof_spool_writer_opts *opts,
-			  struct prof_spool_writer **ret)
+/* A writer into SINK, its errors naming the spool NAME. */
+static int writer_new(const struct prof_writer *sink, const char *name,
+		      const struct prof_meta *meta, const struct prof_spool_writer_opts *opts,
+		      struct prof_spool_writer **ret)
 {
 	struct prof_spool_writer_opts o;
 	struct prof_spool_writer *w;
@@ -277,7 +286,7 @@ int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta
 	w->level = o.no_compress ? -1 : o.compress_level ? o.compress_level : 1;
 	intern_init(&w->frame_ids);
 	intern_init(&w->stack_ids);
-	w->path = xstrdup("<writer>");
+	w->path = xstrdup(name);
 	if (!w->path) {
 		r = -ENOMEM;
 		goto out_free;
@@ -303,43 +312,50 @@ out_free:
 	return r;
 }
 
+int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta *meta,
+			  const struct prof_spool_writer_opts *opts,
+			  struct prof_spool_writer **ret)
+{
+	return writer_new(sink, "<writer>", meta, opts, ret);
+}
+
+int spool_writer_open_fd(int fd, const char *name, const struct prof_meta *meta,
+			 const struct prof_spool_writer_opts *opts, struct prof_spool_writer **ret)
+{
+	struct prof_writer sink = { .write = fd_write };
+	int *fdp = malloc(sizeof(*fdp));
+	int r;
+
+	if (!fdp)
+		return error_setx(-ENOMEM, "out of memory");
+	*fdp = fd;
+	sink.ctx = fdp;
+	r = writer_new(&sink, name, meta, opts, ret);
+	if (r < 0) {
+		free(fdp);
+		return r;
+	}
+	(*ret)->fd_ctx = fdp;
+	return 0;
+}
+
 int prof_spool_writer_open(const char *path, const struct prof_meta *meta,
 			   const struct prof_spool_writer_opts *opts,
 			   struct prof_spool_writer **ret)
 {
-	struct prof_spool_writer *w;
-	struct prof_writer sink = { .write = fd_write };
 	int fd, r;
-	int *fdp;
 
 	if (!path)
 		return error_setx(-EINVAL, "spool writer: missing path");
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return error_set(-errno, "cannot create spool '%s'", path);
-	fdp = malloc(sizeof(*fdp));
-	if (!fdp) {
-		close(fd);
-		return error_setx(-ENOMEM, "out of memory");
-	}
-	*fdp = fd;
-	sink.ctx = fdp;
-	r = prof_spool_writer_new(&sink, meta, opts, &w);
+	r = spool_writer_open_fd(fd, path, meta, opts, ret);
 	if (r < 0) {
-		if (strstr(prof_errmsg(), "<writer>"))
-			error_set(r, "cannot write spool '%s'", path);
 		close(fd);
-		free(fdp);
 		return r;
 	}
-	free(w->path);
-	w->path = xstrdup(path);
-	w->fd = fd;
-	if (!w->path) {
-		prof_spool_writer_close(w);
-		return -ENOMEM;
-	}
-	*ret = w;
+	(*ret)->fd = fd;
 	return 0;
 }
 
@@ -636,6 +652,11 @@ uint64_t prof_spool_writer_bytes(const struct prof_spool_writer *w)
 	return w->bytes;
 }
 
+uint64_t spool_writer_samples_written(const struct prof_spool_writer *w)
+{
+	return w->samples_written;
+}
+
 int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_counters *c)
 {
 	static const struct {
@@ -686,11 +707,9 @@ int prof_spool_writer_close(struct prof_spool_writer *w)
 		return 0;
 	if (w->sink.write)
 		r = prof_spool_writer_flush(w);
-	if (w->fd >= 0) {
-		if (close(w->fd) < 0 && r == 0)
-			r = error_set(-errno, "cannot close spool '%s'", w->path);
-		free(w->sink.ctx);
-	}
+	if (w->fd >= 0 && close(w->fd) < 0 && r == 0)
+		r = error_set(-errno, "cannot close spool '%s'", w->path);
+	free(w->fd_ctx);
 	intern_release(&w->frame_ids);
 	intern_release(&w->stack_ids);
 	free(w->block.p);

@@ -1,12 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * spool_writer.h - what lib/ may ask the spool writer beyond prof.h: the
+ * spool_writer.h - what lib/ may ask the spool writer beyond prof.h: a
+ * writer into a descriptor it does not own, what reached the file, and the
  * frames it has interned, for the names captured at the end of a recording.
  */
 #ifndef PROF_SPOOL_WRITER_H
 #define PROF_SPOOL_WRITER_H
 
 #include "prof.h"
+
+/*
+ * A writer into FD, which stays the caller's to close (after the writer),
+ * its errors naming the spool NAME.  0 or -errno, as prof_spool_writer_new().
+ */
+int spool_writer_open_fd(int fd, const char *name, const struct prof_meta *meta,
+			 const struct prof_spool_writer_opts *opts, struct prof_spool_writer **ret);
+
+/* The samples in the blocks written whole so far: what the file holds. */
+uint64_t spool_writer_samples_written(const struct prof_spool_writer *w);
 
 /* Call FN for every frame interned so far, in no particular order.  Stops at FN's error. */
 int spool_writer_each_frame(const struct prof_spool_writer *w,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recorder_tail.c - the tail of a recorder: a tail over the temporary file
- * the recorder writes, one per recorder, which may outlive it (it keeps its
- * descriptors through the rename), and which may give the disk space of
- * what it read back to the file system.  It never touches the recorder's
+ * recorder_tail.c - the tail of a recorder: a tail over the file the
+ * recorder writes (opened through the recorder's own descriptor, so before
+ * the file is at its path too), one per recorder, which may outlive it,
+ * and which may give the disk space of what it read back to the file
+ * system.  It never touches the recorder's
  * writer: it reads the file as any reader would.  Its symbolizer reads the
  * ELF files the recorder holds open, shared with it (image_set.c).
  */
@@ -30,31 +31,34 @@ static void release(struct prof_tail *t)
 int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret)
 {
 	struct prof_tail *t;
+	char proc[64];
 	int fd, r;
 
 	if (!rec || !ret)
 		return error_setx(-EINVAL, "recorder tail: no recorder");
 	if (rec->tail_link)
 		return error_setx(-EBUSY, "the recorder already has a tail");
-	if (!rec->tmp_path)
-		return error_setx(-ENOTSUP, "the recorder writes to a caller-owned sink: there is "
-				  "no spool file to follow");
-	r = tail_new(rec->tmp_path, NULL, &t);
+	if (rec->file.fd < 0 || rec->file.in_place)
+		return error_setx(-ENOTSUP, "the recorder writes to a caller-owned sink, a pipe or "
+				  "a device: there is no spool file to follow");
+	r = tail_new(NULL, NULL, &t);
 	if (r < 0)
 		return r;
-	fd = open(rec->tmp_path, O_RDWR | O_CLOEXEC);
+	/* a description of our own: the writer's lock keeps it from looking abandoned */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", rec->file.fd);
+	fd = open(proc, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
-		r = error_set(-errno, "cannot open spool '%s'", rec->tmp_path);
+		r = error_set(-errno, "cannot open spool '%s'", rec->file.path);
 		goto out_free;
 	}
 	t->wfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (t->wfd < 0) {
-		r = error_set(-errno, "cannot open spool '%s'", rec->tmp_path);
+		r = error_set(-errno, "cannot open spool '%s'", rec->file.path);
 		close(fd);
 		goto out_free;
 	}
 	/* the writer flushes its metadata when it opens: it is there already */
-	r = tail_attach_fd(t, fd, rec->tmp_path);
+	r = tail_attach_fd(t, fd, rec->file.path);
 	if (r < 0)
 		goto out_free;
 	t->rec = rec;

@@ -30,6 +30,7 @@ static const char *const state_names[PROF_TAIL__COUNT] = {
 	[PROF_TAIL_WAITING] = "waiting",   [PROF_TAIL_RUNNING] = "running",
 	[PROF_TAIL_CUT] = "cut",	   [PROF_TAIL_FINISHED] = "finished",
 	[PROF_TAIL_CORRUPT] = "corrupt",   [PROF_TAIL_SHRUNK] = "shrunk",
+	[PROF_TAIL_ABANDONED] = "abandoned",
 };
 
 const char *prof_tail_state_name(unsigned state)
@@ -40,7 +41,7 @@ const char *prof_tail_state_name(unsigned state)
 bool prof_tail_state_is_final(enum prof_tail_state state)
 {
 	return state == PROF_TAIL_FINISHED || state == PROF_TAIL_CORRUPT ||
-	       state == PROF_TAIL_SHRUNK;
+	       state == PROF_TAIL_SHRUNK || state == PROF_TAIL_ABANDONED;
 }
 
 int tail_new(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret)
@@ -69,129 +70,6 @@ int tail_new(const char *path, const struct prof_tail_opts *opts, struct prof_ta
 }
 
 /* ---- finding the file --------------------------------------------------- */
-
-static bool newer(const struct stat *a, const struct stat *b)
-{
-	return a->st_mtim.tv_sec != b->st_mtim.tv_sec ? a->st_mtim.tv_sec > b->st_mtim.tv_sec
-						       : a->st_mtim.tv_nsec > b->st_mtim.tv_nsec;
-}
-
-/* The pid in NAME if it is PREFIX followed by digits only, else 0. */
-static pid_t temp_pid(const char *name, const char *prefix, size_t len)
-{
-	const char *p = name + len;
-	long v = 0;
-
-	if (strncmp(name, prefix, len) || !*p || strlen(p) > 9)
-		return 0;
-	for (; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return 0;
-		v = v * 10 + (*p - '0');
-	}
-	return (pid_t)v;
-}
-
-/*
- * Whether the recorder PID still writes the file ST: it runs and holds the
- * file open.  A pid alone may have been reused since a recorder was
- * killed; where its descriptors cannot be read (another user's), running
- * has to do.
- */
-static bool writer_alive(pid_t pid, const struct stat *st)
-{
-	char dir[32], fd_path[300];
-	struct dirent *de;
-	struct stat fst;
-	bool held = false;
-	DIR *d;
-
-	if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
-		return false;
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	d = opendir(dir);
-	if (!d)
-		return true;
-	while (!held && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(fd_path, sizeof(fd_path), "%s/%s", dir, de->d_name);
-		held = stat(fd_path, &fst) == 0 && fst.st_dev == st->st_dev &&
-		       fst.st_ino == st->st_ino;
-	}
-	closedir(d);
-	return held;
-}
-
-/*
- * The file to follow for PATH, in *ret (NULL: none yet): the newest
- * temporary file .BASE.tmp.PID whose recorder PID still writes it, else the newer of PATH and
- * the newest other temporary file.  0 or -ENOMEM.
- */
-static int pick_file(const char *path, char **ret)
-{
-	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-	char *dir, *prefix = NULL, *best[2] = { NULL, NULL };	/* [0] dead, [1] live */
-	struct stat st, best_st[2], final;
-	bool have_final = stat(path, &final) == 0;
-	struct dirent *de;
-	DIR *d = NULL;
-	size_t len;
-	int r = 0;
-
-	*ret = NULL;
-	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-	if (!dir || asprintf(&prefix, ".%s.tmp.", base) < 0) {
-		prefix = NULL;
-		r = error_setx(-ENOMEM, "out of memory");
-		goto out;
-	}
-	len = strlen(prefix);
-	d = *base ? opendir(dir) : NULL;
-	while (d && (de = readdir(d))) {
-		pid_t pid = temp_pid(de->d_name, prefix, len);
-		char *full;
-		int live;
-
-		if (!pid)
-			continue;
-		if (asprintf(&full, "%s/%s", dir, de->d_name) < 0) {
-			r = error_setx(-ENOMEM, "out of memory");
-			goto out;
-		}
-		if (stat(full, &st) < 0 || !S_ISREG(st.st_mode)) {
-			free(full);
-			continue;
-		}
-		live = writer_alive(pid, &st);
-		if (best[live] && !newer(&st, &best_st[live])) {
-			free(full);
-			continue;
-		}
-		free(best[live]);
-		best[live] = full;
-		best_st[live] = st;
-	}
-	if (best[1]) {
-		*ret = best[1];
-		best[1] = NULL;
-	} else if (best[0] && (!have_final || newer(&best_st[0], &final))) {
-		*ret = best[0];
-		best[0] = NULL;
-	} else if (have_final) {
-		*ret = xstrdup(path);
-		if (!*ret)
-			r = -ENOMEM;
-	}
-out:
-	if (d)
-		closedir(d);
-	free(best[0]);
-	free(best[1]);
-	free(prefix);
-	free(dir);
-	return r;
-}
 
 static void watch(struct prof_tail *t)
 {
@@ -235,26 +113,21 @@ int tail_attach_fd(struct prof_tail *t, int fd, const char *name)
 	return 0;
 }
 
-/* Look for the file and open it: 0 (t->sp set, or still waiting) or -errno. */
+/*
+ * Open the file if it is there: 0 (t->sp set, or still waiting) or -errno.
+ * A recording puts its spool at its path when sampling starts; before
+ * that there is nothing to follow.
+ */
 static int tail_find(struct prof_tail *t)
 {
-	char *file;
 	int fd, r;
 
 	if (!t->path)
 		return 0;
-	r = pick_file(t->path, &file);
-	if (r < 0 || !file)
-		return r;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		/* renamed or removed between the look and the open: look again later */
-		r = errno == ENOENT ? 0 : error_set(-errno, "cannot open spool '%s'", file);
-		free(file);
-		return r;
-	}
-	r = tail_attach_fd(t, fd, file);
-	free(file);
+	fd = open(t->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : error_set(-errno, "cannot open spool '%s'", t->path);
+	r = tail_attach_fd(t, fd, t->path);
 	if (r == -ENODATA) {	/* empty, or its metadata is still being written */
 		prof_errmsg_clear();
 		return 0;
@@ -523,6 +396,39 @@ static int read_batch(struct prof_tail *t, struct prof_tail_batch *b)
 	return 0;
 }
 
+/*
+ * Nothing new came: if the writer said it holds a lock while it writes
+ * (PROF_META_LOCKED) and no one holds it now, the writer is gone.  What it
+ * wrote before it went is read first; a spool still without its trailer
+ * then is abandoned.
+ */
+static int check_writer(struct prof_tail *t, struct prof_tail_batch *b)
+{
+	struct prof_spool_status st;
+	char why[sizeof(t->reason)];
+	int r;
+
+	if (prof_spool_writer_alive(t->sp) != 0)
+		return 0;
+	check_size(t);
+	if (!prof_tail_state_is_final(t->state)) {
+		r = read_batch(t, b);
+		if (r < 0)
+			return r;
+	}
+	if (prof_tail_state_is_final(t->state) || b->more)
+		return 0;
+	prof_spool_status(t->sp, &st);
+	if (t->state == PROF_TAIL_CUT)
+		snprintf(why, sizeof(why), "its writer is gone and it is cut short: %.200s",
+			 t->reason);
+	else
+		snprintf(why, sizeof(why), "its writer is gone and it has no trailer after %llu "
+			 "blocks", (unsigned long long)st.blocks);
+	stop(t, PROF_TAIL_ABANDONED, why);
+	return 0;
+}
+
 int prof_tail_poll(struct prof_tail *t, struct prof_tail_batch *ret)
 {
 	struct prof_tail_batch b = { 0 };
@@ -540,6 +446,11 @@ int prof_tail_poll(struct prof_tail *t, struct prof_tail_batch *ret)
 		b.activity |= check_size(t);
 		if (!prof_tail_state_is_final(t->state)) {
 			r = read_batch(t, &b);
+			if (r < 0)
+				return r;
+		}
+		if (!b.activity && !prof_tail_state_is_final(t->state)) {
+			r = check_writer(t, &b);
 			if (r < 0)
 				return r;
 		}

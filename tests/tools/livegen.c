@@ -8,11 +8,10 @@
  * time, SPEED times faster than real time (0: as fast as it can).  It ends
  * with the trailer.  bench/tail-memory follows its output with prof tail.
  *
- *   livegen [--rate HZ] [--seconds N] [--speed X] [--stacks N] [--threads N]
- *           [--temp] OUT
+ *   livegen [--rate HZ] [--seconds N] [--speed X] [--stacks N] [--threads N] OUT
  *
- * With --temp it writes .OUT.tmp.PID beside OUT and renames it to OUT at
- * the end, as prof record does.  Deterministic for given options.
+ * It writes OUT from the start, as prof record does.  Deterministic for
+ * given options.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -99,20 +98,19 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "rate", required_argument, NULL, 'r' },   { "seconds", required_argument, NULL, 's' },
 		{ "speed", required_argument, NULL, 'x' },  { "stacks", required_argument, NULL, 'k' },
-		{ "threads", required_argument, NULL, 't' }, { "temp", no_argument, NULL, 'T' },
+		{ "threads", required_argument, NULL, 't' },
 		{ 0 }
 	};
 	uint64_t rate = 10000, secs = 60, i, sec, period;
 	size_t nstacks = 1000, nthreads = 4, k;
 	double speed = 1.0, start;
-	char *out, *path, *tmp = NULL;
+	char *out;
 	uint32_t *leaves, threads[64];
 	struct prof_spool_writer *w;
 	struct timespec ts;
 	struct prof_meta meta = { .event = "cpu-clock", .freq_hz = 10000, .stack_bytes = 32768,
 				  .hostname = "livegen", .kernel_release = "6.1.0", .arch = "x86_64",
 				  .page_size = 4096, .prof_version = PROF_VERSION };
-	bool temp = false;
 	int64_t p;
 	int c;
 
@@ -123,29 +121,19 @@ int main(int argc, char **argv)
 		case 'x': speed = strtod(optarg, NULL); break;
 		case 'k': nstacks = strtoul(optarg, NULL, 10); break;
 		case 't': nthreads = strtoul(optarg, NULL, 10); break;
-		case 'T': temp = true; break;
 		default: return 64;
 		}
 	}
 	if (argc - optind != 1 || !rate || !nstacks || !nthreads || nthreads > 64 || speed < 0) {
 		fprintf(stderr, "usage: livegen [--rate HZ] [--seconds N] [--speed X] "
-				"[--stacks N] [--threads N] [--temp] OUT\n");
+				"[--stacks N] [--threads N] OUT\n");
 		return 64;
 	}
 	out = argv[optind];
-	path = out;
-	if (temp) {
-		const char *slash = strrchr(out, '/');
-
-		if (asprintf(&tmp, "%.*s.%s.tmp.%d", slash ? (int)(slash - out + 1) : 0, out,
-			     slash ? slash + 1 : out, (int)getpid()) < 0)
-			return 1;
-		path = tmp;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	meta.mono_start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	meta.freq_hz = rate;
-	if (prof_spool_writer_open(path, &meta, NULL, &w) < 0)
+	if (prof_spool_writer_open(out, &meta, NULL, &w) < 0)
 		die("open");
 	p = prof_spool_add_process(w, &(struct prof_process){ .pid = 4242, .ppid = 1,
 				   .time_ns = meta.mono_start_ns, .comm = "livegen-app",
@@ -199,13 +187,8 @@ int main(int argc, char **argv)
 				     .mono_end_ns = meta.mono_start_ns + secs * 1000000000u };
 	if (prof_spool_writer_finish(w, &cnt) < 0 || prof_spool_writer_close(w) < 0)
 		die("finish");
-	if (tmp && rename(tmp, out) < 0) {
-		fprintf(stderr, "livegen: cannot rename '%s': %s\n", tmp, strerror(errno));
-		return 1;
-	}
 	fprintf(stderr, "livegen: %llu samples over %llu simulated seconds in %.1f s: %s\n",
 		(unsigned long long)i, (unsigned long long)secs, now_s() - start, out);
 	free(leaves);
-	free(tmp);
 	return 0;
 }

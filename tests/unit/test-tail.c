@@ -2,10 +2,10 @@
 /*
  * test-tail.c - following a spool file while a writer appends to it: the
  * states (waiting, running, cut, finished, corrupt, shrunk), batches and
- * their bound, --from-end, the thread's name at each sample, finding the
- * temporary file of a recording in progress, a file grown one byte at a
- * time read as the whole, discarding what was read, and the views' exact
- * output.
+ * their bound, --from-end, the thread's name at each sample, a recording's
+ * file put in place when sampling starts and its writer's lock telling a
+ * tail that it was killed, a file grown one byte at a time read as the
+ * whole, discarding what was read, and the views' exact output.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +20,8 @@
 #include "harness.h"
 #include "prof.h"
 #include "spool_test.h"
+#include "spool/spool_file.h"
+#include "spool/spool_writer.h"
 #include "tail/tail.h"
 
 /* A directory of its own for each test. */
@@ -71,7 +73,11 @@ struct gen {
 	size_t n;
 };
 
-static int gen_open(struct gen *g, const char *path, bool raw)
+/*
+ * Open the writer: at PATH, or when FILE is not NULL into the file a
+ * recording makes (locked, PROF_META_LOCKED, not yet at PATH).
+ */
+static int gen_open_as(struct gen *g, const char *path, bool raw, struct spool_file *file)
 {
 	struct prof_spool_writer_opts o = { .sz = sizeof(o), .no_compress = raw };
 	struct prof_meta meta;
@@ -82,8 +88,15 @@ static int gen_open(struct gen *g, const char *path, bool raw)
 	test_meta(&meta);
 	memset(g, 0, sizeof(*g));
 	g->t0 = meta.mono_start_ns;
-	if (prof_spool_writer_open(path, &meta, &o, &g->w) < 0)
+	if (file) {
+		if (spool_file_create(file, path) < 0)
+			return -1;
+		meta.flags |= file->locked ? PROF_META_LOCKED : 0;
+		if (spool_writer_open_fd(file->fd, path, &meta, &o, &g->w) < 0)
+			return -1;
+	} else if (prof_spool_writer_open(path, &meta, &o, &g->w) < 0) {
 		return -1;
+	}
 	p = prof_spool_add_process(g->w, &(struct prof_process){ .pid = 17, .comm = "app" });
 	g->main = (uint32_t)prof_spool_add_thread(g->w, &(struct prof_thread){
 		.process = (uint32_t)p, .tid = 18, .name = "main" });
@@ -107,6 +120,11 @@ static int gen_open(struct gen *g, const char *path, bool raw)
 	g->mid = (uint32_t)prof_spool_intern_frames(g->w, (uint32_t[]){ (uint32_t)fm,
 				(uint32_t)fr }, 2);
 	return p == 1 && g->main && g->worker && g->leaf && g->mid ? 0 : -1;
+}
+
+static int gen_open(struct gen *g, const char *path, bool raw)
+{
+	return gen_open_as(g, path, raw, NULL);
 }
 
 /* N samples, 1 ms apart: on main in the leaf, every 4th on worker in mid. */
@@ -452,80 +470,116 @@ TEST(tail_of_a_file_written_a_byte_at_a_time_reads_as_the_whole)
 	rm_test();
 }
 
-TEST(tail_follows_a_recording_s_temporary_file_through_its_rename)
+/* The samples SP holds. */
+static long count_samples(struct prof_spool *sp)
 {
-	struct prof_tail_batch b;
-	struct prof_tail_stats st;
-	struct prof_tail *t;
+	struct prof_event ev;
+	long n = 0;
+	int r;
+
+	while ((r = prof_spool_next(sp, &ev)) > 0)
+		n += ev.type == PROF_EV_SAMPLE;
+	return r < 0 ? -1 : n;
+}
+
+/* The names in the test's directory, sorted, joined by spaces. */
+static const char *dir_names(void)
+{
+	static char out[512];
+	struct dirent **list;
+	int n, i;
+
+	out[0] = '\0';
+	n = scandir(dir, &list, NULL, alphasort);
+	for (i = 0; i < n; i++) {
+		if (strcmp(list[i]->d_name, ".") && strcmp(list[i]->d_name, "..") &&
+		    strlen(out) + strlen(list[i]->d_name) + 2 < sizeof(out))
+			strcat(strcat(out, *out ? " " : ""), list[i]->d_name);
+		free(list[i]);
+	}
+	free(list);
+	return out;
+}
+
+TEST(a_recording_s_file_is_at_its_path_only_once_published)
+{
+	struct spool_file f;
+	struct prof_spool *sp;
 	struct gen g, old;
-	char tmp[64];
 
 	mkdir_test();
-	/* an older finished spool under the final name ... */
 	CHECK_INT(gen_open(&old, in_dir("r.spool"), false), ==, 0);
 	CHECK_INT(gen_samples(&old, 50), ==, 0);
 	CHECK_INT(gen_finish(&old), ==, 0);
-	/* ... and a recording in progress (this process is alive) */
-	snprintf(tmp, sizeof(tmp), ".r.spool.tmp.%d", (int)getpid());
-	CHECK_INT(gen_open(&g, in_dir(tmp), false), ==, 0);
+	/* made and written, then dropped before sampling started: nothing changed */
+	CHECK_INT(gen_open_as(&g, in_dir("r.spool"), false, &f), ==, 0);
 	CHECK_INT(gen_samples(&g, 5), ==, 0);
-	CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
-	CHECK_INT(prof_tail_open(in_dir("r.spool"), NULL, &t), ==, 0);
-	CHECK_INT(poll_all(t, &b), ==, 5);
-	prof_tail_stats(t, &st);
-	CHECK_STR(st.path, in_dir(tmp));
-	CHECK_INT(rename(in_dir(tmp), in_dir("r.spool")), ==, 0);
-	CHECK_INT(gen_samples(&g, 2), ==, 0);
+	CHECK_INT(prof_spool_writer_close(g.w), ==, 0);
+	spool_file_close(&f);
+	CHECK_STR(dir_names(), "r.spool");
+	/* published: the old spool becomes r.spool.old, the new one is at the path */
+	CHECK_INT(gen_open_as(&g, in_dir("r.spool"), false, &f), ==, 0);
+	CHECK(f.locked && !f.published && !f.in_place);
+	CHECK_INT(spool_file_publish(&f), ==, 0);
+	CHECK_INT(spool_file_publish(&f), ==, 0);	/* once only */
+	CHECK_STR(dir_names(), "r.spool r.spool.old");
+	CHECK_INT(gen_samples(&g, 7), ==, 0);
 	CHECK_INT(gen_finish(&g), ==, 0);
-	CHECK_INT(poll_all(t, &b), ==, 2);
-	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
-	prof_tail_free(t);
+	spool_file_close(&f);
+	CHECK_INT(prof_spool_open(in_dir("r.spool"), &sp), ==, 0);
+	CHECK_INT(count_samples(sp), ==, 7);
+	prof_spool_close(sp);
+	CHECK_INT(prof_spool_open(in_dir("r.spool.old"), &sp), ==, 0);
+	CHECK_INT(count_samples(sp), ==, 50);
+	prof_spool_close(sp);
+	/* a device is written as it is: nothing made beside it, nothing renamed */
+	CHECK_INT(spool_file_create(&f, "/dev/null"), ==, 0);
+	CHECK(f.in_place && f.published && !f.tmp);
+	spool_file_close(&f);
+	CHECK_INT(spool_file_create(&f, dir), ==, -EISDIR);
+	CHECK(strstr(prof_errmsg(), "is a directory"));
 	rm_test();
 }
 
-/* A pid that no process has now: a child, reaped. */
-static pid_t dead_pid(void)
+TEST(tail_ends_as_abandoned_when_the_writer_s_lock_is_gone)
 {
-	pid_t pid = fork();
-
-	if (pid == 0)
-		_exit(0);
-	waitpid(pid, NULL, 0);
-	return pid;
-}
-
-TEST(tail_takes_a_dead_recording_s_file_only_when_it_is_newer)
-{
-	struct timespec old_time[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
-	struct prof_tail_stats st;
+	struct prof_tail_batch b;
+	struct prof_spool *sp;
+	struct spool_file f;
 	struct prof_tail *t;
 	struct gen g;
-	char tmp[64];
 
 	mkdir_test();
-	snprintf(tmp, sizeof(tmp), ".d.spool.tmp.%d", (int)dead_pid());
-	CHECK_INT(gen_open(&g, in_dir(tmp), false), ==, 0);
+	CHECK_INT(gen_open_as(&g, in_dir("k.spool"), false, &f), ==, 0);
+	CHECK_INT(spool_file_publish(&f), ==, 0);
+	CHECK_INT(gen_samples(&g, 5), ==, 0);
+	CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
+	CHECK_INT(prof_tail_open(in_dir("k.spool"), NULL, &t), ==, 0);
+	CHECK_INT(poll_all(t, &b), ==, 5);
+	CHECK_INT(b.state, ==, PROF_TAIL_RUNNING);
+	CHECK_INT(prof_spool_writer_alive(prof_tail_spool(t)), ==, 1);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);	/* nothing new, but the writer lives */
+	CHECK_INT(b.state, ==, PROF_TAIL_RUNNING);
+	/* the writer goes without a trailer, after a last block */
+	CHECK_INT(gen_samples(&g, 3), ==, 0);
+	CHECK_INT(prof_spool_writer_close(g.w), ==, 0);
+	spool_file_close(&f);
+	CHECK_INT(poll_all(t, &b), ==, 3);
+	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
+	CHECK_INT(b.state, ==, PROF_TAIL_ABANDONED);
+	CHECK(prof_tail_state_is_final(b.state));
+	CHECK_STR(prof_tail_state_name(b.state), "abandoned");
+	CHECK(strstr(b.reason, "its writer is gone and it has no trailer after"));
+	prof_tail_free(t);
+	CHECK_INT(prof_spool_open(in_dir("k.spool"), &sp), ==, 0);
+	CHECK_INT(prof_spool_writer_alive(sp), ==, 0);
+	prof_spool_close(sp);
+	/* a spool whose writer did not lock it cannot tell */
+	CHECK_INT(gen_open(&g, in_dir("u.spool"), false), ==, 0);
 	CHECK_INT(gen_finish(&g), ==, 0);
-	/* alone: the killed recording is what there is to show */
-	CHECK_INT(prof_tail_open(in_dir("d.spool"), NULL, &t), ==, 0);
-	prof_tail_stats(t, &st);
-	CHECK_STR(st.path, in_dir(tmp));
-	prof_tail_free(t);
-	/* older than a finished spool under the final name: that one */
-	CHECK_INT(gen_open(&g, in_dir("d.spool"), false), ==, 0);
-	CHECK_INT(gen_finish(&g), ==, 0);
-	CHECK_INT(utimensat(AT_FDCWD, in_dir(tmp), old_time, 0), ==, 0);
-	CHECK_INT(prof_tail_open(in_dir("d.spool"), NULL, &t), ==, 0);
-	prof_tail_stats(t, &st);
-	CHECK_STR(st.path, in_dir("d.spool"));
-	prof_tail_free(t);
-	/* names that only look alike are not temporary files */
-	CHECK_INT(rename(in_dir(tmp), in_dir(".d.spool.tmp.12x")), ==, 0);
-	CHECK_INT(unlink(in_dir("d.spool")), ==, 0);
-	CHECK_INT(prof_tail_open(in_dir("d.spool"), NULL, &t), ==, 0);
-	prof_tail_stats(t, &st);
-	CHECK(st.path == NULL);
-	prof_tail_free(t);
+	CHECK_INT(prof_spool_open(in_dir("u.spool"), &sp), ==, 0);
+	CHECK_INT(prof_spool_writer_alive(sp), ==, -ENOTSUP);
+	prof_spool_close(sp);
 	rm_test();
 }
 
