@@ -1,4 +1,4 @@
-# Makefile - builds prof, libprof.a, the tests and the fuzzer.  Hand-written;
+# Makefile - builds prof, libprof.a and libprof.so, the tests and the fuzzer.  Hand-written;
 # ./configure (run by make itself when needed) only writes config.mk and
 # config.h.  `make SANITIZE=1 ...` builds everything with ASan+UBSan in
 # build-san/; `make CI=true` or `make WERROR=1` turns warnings into errors.
@@ -6,6 +6,7 @@
 SANITIZE ?=
 FUZZ_SECONDS ?= 60
 PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
 DESTDIR ?=
 
 # O: the build directory.  The plain build also puts prof at the top.
@@ -17,6 +18,10 @@ O ?= build
 SAN_FLAGS :=
 endif
 BIN := $(if $(filter build,$(O)),prof,$(O)/prof)
+# The shared library: the soname changes only when the API breaks.
+VERSION := $(shell sed -n 's/^\#define PROF_VERSION "\(.*\)"$$/\1/p' lib/prof.h)
+SONAME := libprof.so.0
+SHLIB := $(O)/libprof.so.$(VERSION)
 
 # Goals that must work without configuring (and so without dependencies).
 NOCONF_GOALS := clean distclean
@@ -53,7 +58,7 @@ TOOLS := $(O)/spoolgen $(O)/trickle $(O)/livegen $(O)/rectail $(O)/fuzz-replay $
 .PHONY: all check demo install clean distclean fuzz tests
 .DELETE_ON_ERROR:
 
-all: $(BIN)
+all: $(BIN) $(SHLIB)
 
 config.mk: configure.ac
 	@.ci/deps build
@@ -65,6 +70,11 @@ config.h: config.mk
 $(O)/%.o: %.c config.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# lib/'s objects go into the shared library too: position-independent.
+$(O)/lib/%.o: lib/%.c config.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
 # The flame graph's script, as a C string literal for lib/report/output_svg.c,
 # which writes it inside a CDATA section: "]]>" would end that early.
@@ -78,6 +88,11 @@ $(O)/lib/report/output_svg.o: $(O)/flamegraph_js.h
 $(O)/libprof.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
+
+# Exporting prof_* only (lib/libprof.map): what lib/ shares inside stays inside.
+$(SHLIB): $(LIB_OBJS) lib/libprof.map
+	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libprof.map \
+		-Wl,--no-undefined -o $@ $(LIB_OBJS) $(PROF_LIBS)
 
 $(BIN): $(CMD_OBJS) $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CMD_OBJS) $(O)/libprof.a $(PROF_LIBS)
@@ -117,14 +132,14 @@ $(O)/targets/lib%.so: tests/targets/lib%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -shared -fPIC -o $@ $<
 
-tests: $(BIN) $(O)/unit-tests $(TOOLS) $(TARGETS) $(TARGET_LIBS)
+tests: $(BIN) $(SHLIB) $(O)/unit-tests $(TOOLS) $(TARGETS) $(TARGET_LIBS)
 
 # What the tests need (g++ for the C++ target among them) is installed
 # before anything is built, so that `make check` works on a fresh machine.
 check:
 	@.ci/deps check
 	@$(MAKE) --no-print-directory tests
-	@PROF=$(abspath $(BIN)) BUILD=$(abspath $(O)) tests/run
+	@PROF=$(abspath $(BIN)) BUILD=$(abspath $(O)) SANITIZE=$(SANITIZE) tests/run
 
 # Record the bundled ladder (main -> ladder_a -> ... -> ladder_d, -O2, no
 # frame pointers) and report it.
@@ -142,14 +157,21 @@ fuzz: $(O)/flamegraph_js.h
 	$(O)/fuzz-spool -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
 		$(O)/fuzz-corpus tests/fuzz/corpus
 
-install: $(BIN) $(O)/libprof.a
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+# libprof.pc is written here, for the PREFIX and LIBDIR installed to.
+install: $(BIN) $(O)/libprof.a $(SHLIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/prof
-	install -m 644 $(O)/libprof.a $(DESTDIR)$(PREFIX)/lib/libprof.a
+	install -m 644 $(O)/libprof.a $(DESTDIR)$(LIBDIR)/libprof.a
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libprof.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@PRIVATE_LIBS@|$(strip $(filter-out -ldw -lelf -lz,$(PROF_LIBS)))|' \
+		lib/libprof.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libprof.pc
 	install -m 644 lib/prof.h $(DESTDIR)$(PREFIX)/include/prof.h
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
@@ -158,6 +180,7 @@ install: $(BIN) $(O)/libprof.a
 	install -m 644 completions/_prof $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_prof
 	install -m 644 completions/prof.fish \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/prof.fish
+	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 clean:
 	rm -rf build build-san prof $(filter-out build build-san,$(O))
