@@ -13,12 +13,8 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-BG=()
 teardown() {
-	local pid
-	for pid in "${BG[@]}"; do
-		kill -9 "$pid" 2>/dev/null || true
-	done
+	kill_background
 }
 
 require_gdb() {

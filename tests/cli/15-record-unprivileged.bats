@@ -19,12 +19,8 @@ setup() {
 	cd "$W/out"
 }
 
-BG=()
 teardown() {
-	local pid
-	for pid in "${BG[@]}"; do
-		kill -9 "$pid" 2>/dev/null || true
-	done
+	kill_background
 	rm -rf "$W"
 }
 

@@ -9,13 +9,8 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# Processes a test started in the background: killed if it fails midway.
-BG=()
 teardown() {
-	local pid
-	for pid in "${BG[@]}"; do
-		kill -9 "$pid" 2>/dev/null || true
-	done
+	kill_background
 }
 
 # The live symbolizer names a libc function after the debug file's .symtab

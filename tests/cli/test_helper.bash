@@ -41,3 +41,14 @@ require_npm() {
 	[ -d "$TOP/tests/npm/node_modules/$1" ] ||
 		skip_or_fail "npm package $1 is not installed (run .ci/deps check)"
 }
+
+# Processes a test started in the background (BG+=($!)): kill_background,
+# called by a file's teardown, kills those still there if the test failed
+# midway.
+BG=()
+kill_background() {
+	local pid
+	for pid in "${BG[@]}"; do
+		kill -9 "$pid" 2>/dev/null || true
+	done
+}
