@@ -148,13 +148,15 @@ spool_samples() {
 	[ "$(id -u)" -eq 0 ] || skip_or_fail "mounting a small tmpfs needs root"
 	command -v unshare >/dev/null || skip_or_fail "unshare is not installed"
 	mkdir disk
-	# a private mount: a 64 KiB file system with 16 KiB left; at 10 kHz the spool
-	# outgrows that within a second or two of the command's 4
-	run -1 --separate-stderr unshare -m sh -c '
-		mount -t tmpfs -o size=64k tmpfs disk &&
-		dd if=/dev/zero of=disk/fill bs=4k count=12 2>/dev/null &&
-		"$0" record -F 10000 -o disk/x.spool -- "$1" 4 &&
-		exit 0
+	# a 64 KiB file system with 16 KiB left, mounted in a mount namespace of its
+	# own (propagation unchanged: / is no mount point in a chroot) and unmounted
+	# by the shell that mounted it; at 10 kHz the spool outgrows that within a
+	# second or two of the command's 4
+	run -1 --separate-stderr unshare -m --propagation unchanged sh -c '
+		mount -t tmpfs -o size=64k tmpfs disk || exit 99
+		trap "umount disk" EXIT
+		dd if=/dev/zero of=disk/fill bs=4k count=12 2>/dev/null || exit 99
+		"$0" record -F 10000 -o disk/x.spool -- "$1" 4 && exit 0
 		rc=$?
 		cp disk/x.spool copy.spool
 		exit $rc' "$PROF" "$T/ladder"
