@@ -53,7 +53,8 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(O)/%.o)
 TARGETS := $(TARGET_SRCS:tests/targets/%.c=$(O)/targets/%) \
 	$(TARGET_CXX_SRCS:tests/targets/%.cpp=$(O)/targets/%)
 TARGET_LIBS := $(TARGET_LIB_SRCS:tests/targets/%.c=$(O)/targets/%.so)
-TOOLS := $(O)/spoolgen $(O)/trickle $(O)/livegen $(O)/rectail $(O)/fuzz-replay $(O)/hottest
+TOOLS := $(O)/spoolgen $(O)/trickle $(O)/livegen $(O)/rectail $(O)/fuzz-replay $(O)/hottest \
+	$(O)/unwind-replay
 
 .PHONY: all check demo install clean distclean fuzz tests
 .DELETE_ON_ERROR:
@@ -112,6 +113,10 @@ $(O)/livegen: $(O)/tests/tools/livegen.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
 $(O)/rectail: $(O)/tests/tools/rectail.o $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
+
+# unwind-replay times the unwinding engines on captured samples (bench/unwind).
+$(O)/unwind-replay: $(O)/tests/tools/unwind-replay.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
 $(O)/hottest: $(O)/examples/hottest.o $(O)/libprof.a

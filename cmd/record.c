@@ -30,6 +30,7 @@ struct record_args {
 	const char *output;
 	double duration;
 	bool quiet;
+	int verbosity;
 	bool live;
 	char **argv;
 	int argc;
@@ -54,6 +55,8 @@ static const struct argp_option record_options[] = {
 	{ "duration", 'd', "SECONDS", 0, "stop after SECONDS, sending the command SIGTERM", 0 },
 	{ "mmap-pages", 'm', "PAGES", 0, "data pages of each per-CPU ring (a power of two)", 0 },
 	{ "quiet", 'q', NULL, 0, "print nothing on stderr but errors", 0 },
+	{ "verbose", 'v', NULL, 0, "after the summary, how the stacks were unwound and what "
+				   "the unwinder's tables cost (repeat for debug)", 0 },
 	{ "live", OPT_LIVE, NULL, 0, "show the hottest functions on stderr while recording, as "
 				     "prof tail does", 0 },
 	LIST_OPTIONS_ENTRY,
@@ -109,6 +112,9 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	char *end;
 
 	switch (key) {
+	case 'v':
+		a->verbosity++;
+		break;
 	case 'o':
 		a->output = arg;
 		break;
@@ -335,6 +341,32 @@ static void print_summary(const struct prof_recording_summary *s, const char *pa
 		s->samples ? (double)s->spool_bytes / (double)s->samples : 0.0, path);
 }
 
+/* -v: how the stacks were unwound, and what it cost. */
+static void print_unwinding(const struct prof_recording_summary *s)
+{
+	uint64_t lookups = s->unwind_cache_hits + s->unwind_cache_misses;
+	char bytes[32], peak[32];
+	unsigned i;
+
+	fprintf(stderr, "prof: unwound %" PRIu64 " user frames:", s->frames);
+	for (i = 1; i < PROF_FALLBACK__COUNT; i++)
+		fprintf(stderr, " %s %" PRIu64, prof_unwind_fallback_name(i), s->fallback_frames[i]);
+	fprintf(stderr, ", the rest by the CFI tables\n");
+	human_bytes(bytes, sizeof(bytes), s->unwind_table_bytes);
+	human_bytes(peak, sizeof(peak), s->unwind_table_peak_bytes);
+	fprintf(stderr, "prof: unwind tables: %" PRIu64 " files, %s (peak %s), %" PRIu64
+		" flushes; rule cache %.1f%% hits of %" PRIu64 " lookups\n", s->unwind_tables, bytes,
+		peak, s->unwind_table_flushes,
+		lookups ? 100.0 * (double)s->unwind_cache_hits / (double)lookups : 0.0, lookups);
+	if (s->unwind_check_samples)
+		fprintf(stderr, "prof: unwind check: %" PRIu64 " samples, %" PRIu64 " identical "
+			"(%.3f%%), %" PRIu64 " with the same frames but another completeness, %"
+			PRIu64 " with other frames\n", s->unwind_check_samples, s->unwind_check_same,
+			100.0 * (double)s->unwind_check_same / (double)s->unwind_check_samples,
+			s->unwind_check_same_frames,
+			s->unwind_check_samples - s->unwind_check_same - s->unwind_check_same_frames);
+}
+
 static int exit_status(int status)
 {
 	if (WIFEXITED(status))
@@ -446,6 +478,8 @@ static int end_recording(struct prof_recorder *rec, const struct record_args *a,
 	live_stop();
 	if (!a->quiet)
 		print_summary(&sum, a->output);
+	if (!a->quiet && a->verbosity)
+		print_unwinding(&sum);
 	return r;
 }
 
@@ -496,7 +530,7 @@ static int run_record(int argc, char **argv)
 
 	a.opts.sz = sizeof(a.opts);
 	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
-	set_verbosity(a.quiet ? 0 : 1);
+	set_verbosity(a.quiet ? 0 : 1 + a.verbosity);
 	a.opts.argc = (size_t)a.argc;
 	a.opts.argv = (const char *const *)a.argv;
 	install_signals();

@@ -24,7 +24,7 @@ __prof_words()
 
 _prof_record()
 {
-	local opts='--pid -p --children --output -o --freq -F --event -e --stack-size -s --kernel -k --no-inherit --duration -d --mmap-pages -m --quiet -q --live --help --usage --version'
+	local opts='--pid -p --children --output -o --freq -F --event -e --stack-size -s --kernel -k --no-inherit --duration -d --mmap-pages -m --quiet -q --verbose -v --live --help --usage --version'
 	local i
 
 	# after --, or after the first word that is not an option or its

@@ -66,6 +66,7 @@ complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l no-i
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l duration -s d -x -d 'stop after SECONDS, sending the command SIGTERM'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l mmap-pages -s m -x -d 'data pages of each per-CPU ring (a power of two)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l quiet -s q -d 'print nothing on stderr but errors'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l verbose -s v -d "after the summary, how the stacks were unwound and what the unwinder's tables cost (repeat for debug)"
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l live -d 'show the hottest functions on stderr while recording'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l help -d 'give this help list'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l usage -d 'give a short usage message'

@@ -16,6 +16,12 @@ static const char *const unwind_error_names[PROF_UNWIND__COUNT] = {
 	[PROF_UNWIND_OTHER] = "other",
 };
 
+static const char *const fallback_names[PROF_FALLBACK__COUNT] = {
+	[PROF_FALLBACK_FP_ANON] = "fp-anon",
+	[PROF_FALLBACK_FP_NO_CFI] = "fp-no-cfi",
+	[PROF_FALLBACK_DWFL] = "libdwfl",
+};
+
 static const char *const lost_kind_names[PROF_LOST__COUNT] = {
 	[PROF_LOST_SAMPLES] = "samples",
 	[PROF_LOST_RECORDS] = "records",
@@ -29,6 +35,12 @@ const char *prof_unwind_error_name(unsigned cause)
 {
 	return cause < PROF_UNWIND__COUNT && unwind_error_names[cause]
 		       ? unwind_error_names[cause] : "unknown";
+}
+
+const char *prof_unwind_fallback_name(unsigned fallback)
+{
+	return fallback < PROF_FALLBACK__COUNT && fallback_names[fallback]
+		       ? fallback_names[fallback] : "unknown";
 }
 
 const char *prof_lost_kind_name(unsigned kind)

@@ -152,6 +152,22 @@ enum prof_unwind_error {
 const char *prof_unwind_error_name(unsigned cause);
 
 /*
+ * How a user frame was unwound when not by the compiled CFI tables: frame
+ * pointers where no CFI covers the pc (in anonymous code, a JIT's; in a
+ * file without CFI for it), or libdwfl for a CFI row the tables do not
+ * encode (a CFA expression, a signal frame).
+ */
+enum prof_unwind_fallback {
+	PROF_FALLBACK_FP_ANON = 1,	/* frame pointers through anonymous code */
+	PROF_FALLBACK_FP_NO_CFI = 2,	/* frame pointers where a file has no CFI */
+	PROF_FALLBACK_DWFL = 3,		/* libdwfl, for a row the tables do not encode */
+	PROF_FALLBACK__COUNT
+};
+
+/* The name of a fallback ("fp-anon", "fp-no-cfi", "libdwfl"), or "unknown". */
+const char *prof_unwind_fallback_name(unsigned fallback);
+
+/*
  * A frame.  For PROF_FRAME_USER, addr is the file-relative pc: the file
  * offset the pc maps to (pc - module start + module pgoff), already rewound
  * to the call site for return addresses, so a symbolizer looks it up as is
@@ -261,6 +277,8 @@ struct prof_counters {
 	uint64_t reconciliations;	/* /proc sweeps after such losses */
 	uint64_t mono_end_ns;		/* CLOCK_MONOTONIC at the end */
 	uint64_t wall_end_ns;		/* CLOCK_REALTIME at the end */
+	uint64_t frames;		/* user frames unwound (0: not counted, older spools) */
+	uint64_t fallback_frames[PROF_FALLBACK__COUNT]; /* of those, by fallback; [0] unused */
 };
 
 /* Sum of lost[] over every kind. */
@@ -920,6 +938,17 @@ struct prof_recording_summary {
 	uint64_t ring_bytes;		/* data bytes of each ring */
 	uint64_t spool_bytes;
 	uint64_t duration_ns;
+	uint64_t frames;		/* user frames unwound */
+	uint64_t fallback_frames[PROF_FALLBACK__COUNT];	/* of those, by fallback */
+	/* the compiled unwinder's tables: files, bytes now and at the most, flushes */
+	uint64_t unwind_tables, unwind_table_bytes, unwind_table_peak_bytes;
+	uint64_t unwind_table_flushes;
+	uint64_t unwind_cache_hits, unwind_cache_misses;
+	/*
+	 * PROF_UNWIND=check: samples unwound by both engines; those with the same
+	 * frames and completeness; those with the same frames only
+	 */
+	uint64_t unwind_check_samples, unwind_check_same, unwind_check_same_frames;
 };
 
 struct prof_recorder;

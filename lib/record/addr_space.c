@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * unwind.c - DWARF unwinding of sampled user stacks with libdwfl.
+ * addr_space.c - the executable mappings of a process, and its libdwfl
+ * session.
  *
- * Each process has one Dwfl, kept across samples and extended when a
- * mapping appears, so the CFI of a module is parsed once, not per sample
- * (the difference between ~16 us and ~100 us a sample).  libdwfl reads the
- * sampled registers through set_initial_registers and stack memory through
+ * A module is described once, when it is mapped: where its file can be
+ * read (through /proc/PID/root or map_files when the path does not name
+ * it), its load bias and build-id.  Its compiled unwind table is looked up
+ * when a sample first lands in it, and shared with every process that maps
+ * the same file.  The libdwfl session is made only when libdwfl unwinds
+ * (the libdwfl engine, or a frame the tables cannot encode), then kept
+ * across samples and extended when a mapping appears, so the CFI of a
+ * module is parsed once, not per sample.  libdwfl reads the sampled
+ * registers through set_initial_registers and stack memory through
  * memory_read, which serves [sp, sp + size) from the sample's stack copy;
- * code and CFI come from the mapped ELF files.  Reads past the copy are
- * remembered: they are how a stack copy that was too small shows.
+ * reads past the copy are remembered: they are how a stack copy that was
+ * too small shows.
  */
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -24,6 +30,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "addr_space.h"
 #include "internal.h"
 #include "unwind.h"
 #include "symbols/vdso.h"
@@ -41,18 +48,29 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-void as_init(struct addr_space *as, pid_t pid)
+/* A new generation: the rule cache forgets what it knew of the old one. */
+static void new_gen(struct addr_space *as)
+{
+	as->gen = as->uw ? ++as->uw->gens : 0;
+}
+
+void as_init(struct addr_space *as, pid_t pid, struct unwinder *uw)
 {
 	memset(as, 0, sizeof(*as));
 	as->pid = pid;
+	as->uw = uw;
+	new_gen(as);
 }
 
-static void module_release(struct as_module *m)
+static void module_release(struct addr_space *as, struct as_module *m)
 {
 	if (m->open_path != m->path)
 		free(m->open_path);
 	free(m->path);
 	m->path = m->open_path = NULL;
+	if (as->uw)
+		utables_put(&as->uw->tables, m->table);
+	m->table = NULL;
 }
 
 void as_release(struct addr_space *as)
@@ -60,11 +78,12 @@ void as_release(struct addr_space *as)
 	size_t i;
 
 	for (i = 0; i < as->nmods; i++)
-		module_release(&as->mods[i]);
+		module_release(as, &as->mods[i]);
 	free(as->mods);
+	free(as->anon);
 	if (as->dwfl)
 		dwfl_end(as->dwfl);
-	as_init(as, as->pid);
+	as_init(as, as->pid, as->uw);
 }
 
 static bool same_file(const char *path, uint32_t maj, uint32_t min, uint64_t inode)
@@ -172,11 +191,12 @@ int as_describe(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, uint32_
 	return 0;
 }
 
-static void retire_into(struct as_module *m, uint32_t *retired, size_t *n, size_t max)
+static void retire_into(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t *n,
+			size_t max)
 {
 	if (m->spool_id && *n < max)
 		retired[(*n)++] = m->spool_id;
-	module_release(m);
+	module_release(as, m);
 }
 
 static void report_module(Dwfl *dwfl, struct as_module *m)
@@ -203,7 +223,7 @@ int as_add(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t
 		struct as_module *o = &as->mods[i];
 
 		if (o->start < m->end && m->start < o->end) {
-			retire_into(o, retired, nretired, max);
+			retire_into(as, o, retired, nretired, max);
 			as->dwfl_stale = true;
 		} else {
 			as->mods[k++] = *o;
@@ -220,6 +240,7 @@ int as_add(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t
 	as->mods[at] = *m;
 	as->nmods++;
 	memset(m, 0, sizeof(*m));
+	new_gen(as);
 	/*
 	 * A live Dwfl learns a new module in place, keeping the CFI it parsed
 	 * (a program that dlopens a hundred libraries must not rebuild it a
@@ -231,6 +252,70 @@ int as_add(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t
 		dwfl_report_end(as->dwfl, NULL, NULL);
 	}
 	return 0;
+}
+
+int as_add_anon(struct addr_space *as, uint64_t start, uint64_t end)
+{
+	size_t i, k;
+	void *p;
+
+	if (start >= end)
+		return 0;
+	for (i = 0; i < as->nanon; i++)
+		if (as->anon[i].start <= end && start <= as->anon[i].end) {
+			/* overlapping or touching: one range, grown */
+			if (start < as->anon[i].start)
+				as->anon[i].start = start;
+			if (end > as->anon[i].end)
+				as->anon[i].end = end;
+			/* it may now reach the ranges after it */
+			for (k = i + 1; k < as->nanon && as->anon[k].start <= as->anon[i].end; k++)
+				if (as->anon[k].end > as->anon[i].end)
+					as->anon[i].end = as->anon[k].end;
+			memmove(&as->anon[i + 1], &as->anon[k], (as->nanon - k) * sizeof(*as->anon));
+			as->nanon -= k - i - 1;
+			as->anon_gen++;
+			return 0;
+		}
+	p = as->anon;
+	if (grow_array(&p, &as->anon_cap, as->nanon + 1, sizeof(*as->anon)) < 0)
+		return -ENOMEM;
+	as->anon = p;
+	for (i = 0; i < as->nanon && as->anon[i].start < start; i++)
+		;
+	memmove(&as->anon[i + 1], &as->anon[i], (as->nanon - i) * sizeof(*as->anon));
+	as->anon[i] = (struct as_range){ start, end };
+	as->nanon++;
+	as->anon_gen++;
+	return 0;
+}
+
+bool as_is_code(struct addr_space *as, uint64_t addr)
+{
+	size_t lo = 0, hi = as->nanon;
+
+	if (as_find(as, addr))
+		return true;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < as->anon[mid].start)
+			hi = mid;
+		else if (addr >= as->anon[mid].end)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+struct utable *as_table(struct addr_space *as, struct as_module *m)
+{
+	if (!m->table_tried && as->uw) {
+		m->table_tried = true;
+		m->table = utables_get(&as->uw->tables, m, &m->no_cfi);
+	}
+	return m->table;
 }
 
 struct as_module *as_find(struct addr_space *as, uint64_t addr)
@@ -263,6 +348,8 @@ int as_clone(struct addr_space *dst, const struct addr_space *src)
 
 		*m = src->mods[i];
 		m->spool_id = 0;	/* the child's modules are its own records */
+		m->table = NULL;	/* looked up again, in the same shared tables */
+		m->table_tried = false;
 		m->path = strdup(src->mods[i].path);
 		m->open_path = src->mods[i].open_path == src->mods[i].path
 				       ? m->path
@@ -272,6 +359,14 @@ int as_clone(struct addr_space *dst, const struct addr_space *src)
 		if (!m->path || (src->mods[i].open_path && !m->open_path))
 			return error_setx(-ENOMEM, "out of memory");
 	}
+	if (src->nanon) {
+		dst->anon = malloc(src->nanon * sizeof(*dst->anon));
+		if (!dst->anon)
+			return error_setx(-ENOMEM, "out of memory");
+		memcpy(dst->anon, src->anon, src->nanon * sizeof(*dst->anon));
+		dst->nanon = dst->anon_cap = src->nanon;
+	}
+	new_gen(dst);
 	return 0;
 }
 
@@ -281,8 +376,10 @@ void as_clear(struct addr_space *as, uint32_t *retired, size_t *nretired)
 
 	*nretired = 0;
 	for (i = 0; i < as->nmods; i++)
-		retire_into(&as->mods[i], retired, nretired, max);
+		retire_into(as, &as->mods[i], retired, nretired, max);
 	as->nmods = 0;
+	as->nanon = 0;
+	new_gen(as);
 	if (as->dwfl) {
 		dwfl_end(as->dwfl);
 		as->dwfl = NULL;
@@ -343,6 +440,16 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 	Dwarf_Word dwarf[17];
 	size_t i;
 
+	if (as->step) {
+		/* a frame inside the walk: only sp, bp and the pc are known there */
+		Dwarf_Word sp = as->step_sp, bp = as->step_bp;
+
+		if (!dwfl_thread_state_registers(thread, 7, 1, &sp) ||
+		    (as->step_bp_ok && !dwfl_thread_state_registers(thread, 6, 1, &bp)))
+			return false;
+		dwfl_thread_state_register_pc(thread, as->step_pc);
+		return true;
+	}
 	for (i = 0; i < 17; i++)
 		dwarf[i] = as->regs[from_perf[i]];
 	return dwfl_thread_state_registers(thread, 0, 17, dwarf);
@@ -355,7 +462,7 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
-static bool dwfl_ready(struct addr_space *as)
+bool as_dwfl(struct addr_space *as)
 {
 	size_t i;
 
@@ -377,71 +484,4 @@ static bool dwfl_ready(struct addr_space *as)
 		return false;
 	}
 	return true;
-}
-
-static int frame_cb(Dwfl_Frame *state, void *arg)
-{
-	struct unwind_result *res = arg;
-	Dwarf_Addr pc;
-	bool activation;
-
-	if (!dwfl_frame_pc(state, &pc, &activation))
-		return DWARF_CB_ABORT;
-	if (!activation)
-		pc--;	/* a return address: look up the call, not what follows it */
-	if (res->n == UNWIND_MAX_FRAMES) {
-		res->cause = PROF_UNWIND_DEPTH;
-		return DWARF_CB_ABORT;
-	}
-	res->pc[res->n++] = pc;
-	return DWARF_CB_OK;
-}
-
-void unwind_sample(struct addr_space *as, pid_t tid, const uint64_t *regs, const uint8_t *stack,
-		   uint64_t stack_size, struct unwind_result *res)
-{
-	struct as_module *last;
-	int r;
-
-	res->n = 0;
-	res->cause = 0;
-	if (!regs) {
-		res->cause = PROF_UNWIND_NO_REGS;
-		return;
-	}
-	if (!stack || !stack_size || !dwfl_ready(as)) {
-		res->pc[res->n++] = regs[8];
-		res->cause = !stack || !stack_size ? PROF_UNWIND_NO_STACK : PROF_UNWIND_OTHER;
-		return;
-	}
-	as->tid = tid;
-	as->regs = regs;
-	as->stack = stack;
-	as->stack_size = stack_size;
-	as->sp = regs[7];
-	as->read_past_copy = false;
-	as->read_failed = false;
-	as->thread_given = false;
-	r = dwfl_getthread_frames(as->dwfl, tid, frame_cb, res);
-	if (res->n == 0)
-		res->pc[res->n++] = regs[8];
-	if (res->cause)
-		return;
-	/*
-	 * libdwfl ends a walk "normally" when a return address cannot be read:
-	 * only a walk that never missed a read reached a real outermost frame.
-	 */
-	if (r == 0 && !as->read_failed)
-		return;
-	/* why did it stop? from the most telling evidence to the least */
-	last = as_find(as, res->pc[res->n - 1]);
-	if (as->read_past_copy)
-		res->cause = PROF_UNWIND_STACK_COPY;
-	else if (!last)
-		res->cause = PROF_UNWIND_UNMAPPED;
-	else if (!last->elf_ok || dwfl_errno() == 0 || strstr(dwfl_errmsg(-1), "DWARF") ||
-		 strstr(dwfl_errmsg(-1), "CFI"))
-		res->cause = PROF_UNWIND_NO_CFI;
-	else
-		res->cause = PROF_UNWIND_OTHER;
 }

@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * unwind.h - one address space per process: its executable mappings and a
- * libdwfl session kept across samples (CFI stays parsed), and the DWARF
- * unwinding of one sample from its user registers and stack copy.
+ * addr_space.h - one address space per process: its executable mappings
+ * (modules, each with its file and, once a sample needs it, its compiled
+ * unwind table), the anonymous executable ranges (JIT code), and the
+ * libdwfl session of the libdwfl unwinder, made only when it is used.
  */
-#ifndef PROF_UNWIND_H
-#define PROF_UNWIND_H
+#ifndef PROF_ADDR_SPACE_H
+#define PROF_ADDR_SPACE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "perf_ring.h"
-
-#define UNWIND_MAX_FRAMES 512
+struct utable;
+struct unwinder;
 
 struct as_module {
 	uint64_t start, end, pgoff;
@@ -29,16 +29,31 @@ struct as_module {
 	bool elf_ok;		/* open_path is an ELF file we could read */
 	bool vdso;
 	bool replaced;		/* deleted or replaced: read through map_files */
+	/* the compiled unwinder's view of the file, looked up on first use */
+	bool table_tried;
+	bool no_cfi;		/* the file has no CFI: frame pointers only */
+	struct utable *table;	/* a reference, or NULL (no table: see no_cfi) */
+};
+
+/* An anonymous executable range: JIT code, trampolines. */
+struct as_range {
+	uint64_t start, end;
 };
 
 struct Dwfl;
 
 struct addr_space {
 	pid_t pid;
+	struct unwinder *uw;	/* what this space's unwinding shares with the others */
+	uint32_t gen;		/* changes with every change of the modules */
+	uint32_t anon_gen;	/* changes with every change of the anonymous ranges */
+	uint32_t captured_gen, captured_anon_gen;	/* as last written to a capture */
 	struct as_module *mods;	/* sorted by start, never overlapping */
 	size_t nmods, cap;
+	struct as_range *anon;	/* sorted, merged */
+	size_t nanon, anon_cap;
 	struct Dwfl *dwfl;
-	bool dwfl_stale;	/* rebuild before the next unwind */
+	bool dwfl_stale;	/* rebuild before the next use */
 	/* the sample being unwound, for the libdwfl callbacks */
 	pid_t tid;
 	const uint64_t *regs;	/* PERF_REGS_COUNT, in perf's order */
@@ -47,9 +62,14 @@ struct addr_space {
 	bool read_past_copy;	/* a read above sp beyond the copy */
 	bool read_failed;	/* any read libdwfl could not be served */
 	bool thread_given;
+	/* a one-frame step (unwind_dwfl.c): registers of the frame to unwind */
+	bool step;
+	uint64_t step_pc, step_sp, step_bp;
+	bool step_bp_ok;
 };
 
-void as_init(struct addr_space *as, pid_t pid);
+/* UW may be NULL (no compiled unwinder: libdwfl only). */
+void as_init(struct addr_space *as, pid_t pid, struct unwinder *uw);
 void as_release(struct addr_space *as);
 
 /*
@@ -68,8 +88,17 @@ int as_describe(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, uint32_
  */
 int as_add(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t *nretired);
 
+/* Note the anonymous executable range [START, END).  0 or -ENOMEM. */
+int as_add_anon(struct addr_space *as, uint64_t start, uint64_t end);
+
 /* The module holding ADDR, or NULL. */
 struct as_module *as_find(struct addr_space *as, uint64_t addr);
+
+/* Whether ADDR is code: in a module or an anonymous executable range. */
+bool as_is_code(struct addr_space *as, uint64_t addr);
+
+/* The compiled unwind table of M (opened on first use), or NULL. */
+struct utable *as_table(struct addr_space *as, struct as_module *m);
 
 /* Copy SRC's modules into the empty DST (a fork).  0 or -ENOMEM. */
 int as_clone(struct addr_space *dst, const struct addr_space *src);
@@ -77,14 +106,7 @@ int as_clone(struct addr_space *dst, const struct addr_space *src);
 /* Drop every module (an exec), appending their spool ids as as_add does. */
 void as_clear(struct addr_space *as, uint32_t *retired, size_t *nretired);
 
-struct unwind_result {
-	uint64_t pc[UNWIND_MAX_FRAMES];	/* lookup pcs, leaf first (return addresses - 1) */
-	size_t n;
-	int cause;			/* 0 complete, else enum prof_unwind_error */
-};
+/* The libdwfl session of AS, made or brought up to date; false if it cannot be. */
+bool as_dwfl(struct addr_space *as);
 
-/* Unwind one sample.  Always fills RES (at least the sampled ip). */
-void unwind_sample(struct addr_space *as, pid_t tid, const uint64_t *regs, const uint8_t *stack,
-		   uint64_t stack_size, struct unwind_result *res);
-
-#endif /* PROF_UNWIND_H */
+#endif /* PROF_ADDR_SPACE_H */

@@ -12,7 +12,7 @@
 #include "symbols/image_set.h"
 #include "intern.h"
 #include "process.h"
-#include "unwind.h"
+#include "addr_space.h"
 
 struct capture {
 	struct image_set *images;	/* the mapped files, by module id */

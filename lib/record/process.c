@@ -107,20 +107,29 @@ static int add_mapping(struct proc_table *pt, struct proc *p, const struct map_e
 	return retire(pt, retired, n, time);
 }
 
-static bool is_code_mapping(const struct map_entry *e)
+/* Executable memory that no file backs: a JIT's code, trampolines. */
+static bool is_anon_code(const struct map_entry *e)
 {
 	static const char *const anon[] = { "//anon", "/dev/zero", "/anon_hugepage", "/SYSV" };
 	size_t i;
 
 	if (!e->exec)
 		return false;
-	if (!strcmp(e->path, "[vdso]"))
-		return true;
-	/* anonymous code (a JIT's) is named per address, through the perf map */
+	if (!e->path[0] || (e->path[0] == '[' && strcmp(e->path, "[vdso]") &&
+			    strcmp(e->path, "[vsyscall]")))
+		return true;	/* unnamed, [heap], [stack], [anon:...] */
 	for (i = 0; i < sizeof(anon) / sizeof(anon[0]); i++)
 		if (!strncmp(e->path, anon[i], strlen(anon[i])))
-			return false;
-	return e->path[0] == '/';
+			return true;
+	return false;
+}
+
+static bool is_code_mapping(const struct map_entry *e)
+{
+	if (!e->exec || is_anon_code(e))
+		return false;
+	/* anonymous code (a JIT's) is named per address, through the perf map */
+	return !strcmp(e->path, "[vdso]") || e->path[0] == '/';
 }
 
 int pt_refresh_maps(struct proc_table *pt, struct proc *p, uint64_t time)
@@ -134,6 +143,11 @@ int pt_refresh_maps(struct proc_table *pt, struct proc *p, uint64_t time)
 	for (i = 0; i < n && r >= 0; i++) {
 		struct as_module *have;
 
+		if (is_anon_code(&maps[i])) {
+			/* what frame pointers may return into (mprotect makes no record) */
+			r = as_add_anon(&p->as, maps[i].start, maps[i].end);
+			continue;
+		}
 		if (!is_code_mapping(&maps[i]))
 			continue;
 		have = as_find(&p->as, maps[i].start);
@@ -176,7 +190,7 @@ static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char 
 	p->pid = pid;
 	p->first_thread = pt->nthrs;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
-	as_init(&p->as, pid);
+	as_init(&p->as, pid, pt->uw);
 	id = prof_spool_add_process(pt->w, &(struct prof_process){ .pid = pid, .ppid = ppid,
 								   .time_ns = time,
 								   .start_time_ns = start_time(pid),
@@ -403,11 +417,14 @@ int pt_mmap(struct proc_table *pt, pid_t pid, uint64_t start, uint64_t len, uint
 	struct proc *p;
 	int r;
 
-	if (!is_code_mapping(&e))
-		return 0;	/* anonymous code (JIT) is named by frames, not modules */
+	if (!is_code_mapping(&e) && !is_anon_code(&e))
+		return 0;
 	r = pt_process(pt, pid, time, false, &p);
 	if (r < 0)
 		return r;
+	/* anonymous code (JIT) is named by frames, not modules: only its range is kept */
+	if (is_anon_code(&e))
+		return as_add_anon(&p->as, start, start + len);
 	return add_mapping(pt, p, &e, time);
 }
 

@@ -14,7 +14,7 @@
 #include "intern.h"
 
 struct capture;
-#include "unwind.h"
+#include "addr_space.h"
 
 struct proc {
 	pid_t pid;
@@ -46,6 +46,7 @@ struct proc_table {
 	uint64_t live_processes;
 	bool no_children;		/* a fork into a new process is not followed */
 	struct capture *capture;	/* told of each module written, if set */
+	struct unwinder *uw;		/* the address spaces' shared unwinder, if set */
 };
 
 void pt_init(struct proc_table *pt, struct prof_spool_writer *w);

@@ -126,7 +126,9 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	rec->file.fd = -1;
 	sorter_init(&rec->sorter);
 	pt_init(&rec->pt, NULL);
-	r = capture_init(&rec->capture);
+	r = unwinder_init(&rec->uw);
+	if (r == 0)
+		r = capture_init(&rec->capture);
 	if (r == 0)
 		r = check_opts(&rec->opts);
 	if (r < 0)
@@ -165,6 +167,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	pt_init(&rec->pt, rec->w);
 	rec->pt.no_children = rec->opts.no_inherit;
 	rec->pt.capture = &rec->capture;
+	rec->pt.uw = &rec->uw;
 	if (!rec->on_exec) {
 		r = rec_snapshot_held(rec, &rec->held[0]);
 		if (r >= 0 && rec->opts.children)
@@ -296,6 +299,15 @@ void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recordin
 	ret->threads = rec->pt.nthrs;
 	ret->spool_bytes = rec->w ? prof_spool_writer_bytes(rec->w) : 0;
 	ret->duration_ns = rec_now_ns(CLOCK_MONOTONIC) - rec->start_ns;
+	ret->unwind_tables = rec->uw.tables.files;
+	ret->unwind_table_bytes = rec->uw.tables.bytes;
+	ret->unwind_table_peak_bytes = rec->uw.tables.peak_bytes;
+	ret->unwind_table_flushes = rec->uw.tables.flushes;
+	ret->unwind_cache_hits = rec->uw.cache_hits;
+	ret->unwind_cache_misses = rec->uw.cache_misses;
+	ret->unwind_check_samples = rec->uw.check_samples;
+	ret->unwind_check_same = rec->uw.check_same;
+	ret->unwind_check_same_frames = rec->uw.check_same_frames;
 }
 
 /* Reconcile: a process whose exit record never came but is gone. */
@@ -393,6 +405,8 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 	c.truncated_stacks = s.truncated_stacks;
 	c.empty_stacks = s.empty_stacks;
 	memcpy(c.unwind_errors, s.unwind_errors, sizeof(c.unwind_errors));
+	c.frames = s.frames;
+	memcpy(c.fallback_frames, s.fallback_frames, sizeof(c.fallback_frames));
 	c.processes = s.processes;
 	c.threads = s.threads;
 	c.lifecycle_gaps = s.lifecycle_gaps;
@@ -432,7 +446,8 @@ void prof_recorder_free(struct prof_recorder *rec)
 	if (rec->epfd >= 0)
 		close(rec->epfd);
 	sorter_release(&rec->sorter);
-	pt_release(&rec->pt);
+	pt_release(&rec->pt);	/* its modules' tables first, then the unwinder that holds them */
+	unwinder_release(&rec->uw);
 	capture_release(&rec->capture);
 	prof_spool_writer_close(rec->w);
 	spool_file_close(&rec->file);	/* the lock goes with it */

@@ -53,6 +53,7 @@ struct prof_recorder {
 	uint64_t start_ns;
 	bool ring_had_data;
 	struct prof_recording_summary sum;
+	struct unwinder uw;		/* the address spaces' shared unwinder */
 	struct unwind_result unwound;
 	uint32_t frames[UNWIND_MAX_FRAMES / 2 + UNWIND_MAX_FRAMES + 1];
 	bool kernel;			/* kernel callchains are sampled */

@@ -138,6 +138,17 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 				return r;
 		}
 		unwind_sample(&proc->as, (pid_t)s.tid, regs, stack, dyn_size, u);
+		/* a return address into code we do not know: JIT code mprotect'ed executable */
+		if (u->cause == PROF_UNWIND_UNMAPPED && s.time - proc->maps_refreshed_ns > 50000000u) {
+			proc->maps_refreshed_ns = s.time;
+			r = pt_refresh_maps(&rec->pt, proc, s.time);
+			if (r < 0)
+				return r;
+			unwind_sample(&proc->as, (pid_t)s.tid, regs, stack, dyn_size, u);
+		}
+		for (i = 1; i < PROF_FALLBACK__COUNT; i++)
+			rec->sum.fallback_frames[i] += u->fallback[i];
+		rec->sum.frames += u->n;
 	}
 	for (i = 0; i < u->n; i++) {
 		struct as_module *m = as_find(&proc->as, u->pc[i]);

@@ -109,6 +109,10 @@ static void put_counters(FILE *out, const struct prof_counters *c, const struct 
 	fprintf(out, "%" PRIu64, c->empty_stacks);
 	put_counts(out, "unwind_errors", c->unwind_errors, PROF_UNWIND__COUNT,
 		   prof_unwind_error_name, &first);
+	put_key(out, "    ", "frames", &first);
+	fprintf(out, "%" PRIu64, c->frames);
+	put_counts(out, "fallback_frames", c->fallback_frames, PROF_FALLBACK__COUNT,
+		   prof_unwind_fallback_name, &first);
 	put_key(out, "    ", "processes", &first);
 	fprintf(out, "%" PRIu64, c->processes);
 	put_key(out, "    ", "threads", &first);

@@ -603,12 +603,16 @@ static int decode_trailer(struct prof_spool *sp, struct cursor *c, bool apply,
 		case SPOOL_CNT_RECONCILIATIONS: k->reconciliations = v; break;
 		case SPOOL_CNT_MONO_END: k->mono_end_ns = v; break;
 		case SPOOL_CNT_WALL_END: k->wall_end_ns = v; break;
+		case SPOOL_CNT_FRAMES: k->frames = v; break;
 		default:
 			if (key > SPOOL_CNT_LOST_BASE && key < SPOOL_CNT_LOST_BASE + PROF_LOST__COUNT)
 				k->lost[key - SPOOL_CNT_LOST_BASE] = v;
 			else if (key > SPOOL_CNT_UNWIND_BASE &&
 				 key < SPOOL_CNT_UNWIND_BASE + PROF_UNWIND__COUNT)
 				k->unwind_errors[key - SPOOL_CNT_UNWIND_BASE] = v;
+			else if (key > SPOOL_CNT_FALLBACK_BASE &&
+				 key < SPOOL_CNT_FALLBACK_BASE + PROF_FALLBACK__COUNT)
+				k->fallback_frames[key - SPOOL_CNT_FALLBACK_BASE] = v;
 			/* other keys come from a newer writer: ignored */
 		}
 	}

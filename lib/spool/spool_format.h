@@ -72,8 +72,10 @@ enum spool_counter_key {
 	SPOOL_CNT_RECONCILIATIONS = 8,
 	SPOOL_CNT_MONO_END = 9,
 	SPOOL_CNT_WALL_END = 10,
+	SPOOL_CNT_FRAMES = 11,
 	SPOOL_CNT_LOST_BASE = 32,	/* + enum prof_lost_kind */
 	SPOOL_CNT_UNWIND_BASE = 64,	/* + enum prof_unwind_error */
+	SPOOL_CNT_FALLBACK_BASE = 96,	/* + enum prof_unwind_fallback */
 };
 
 #define SPOOL_VARINT_MAX 10

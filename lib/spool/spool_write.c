@@ -673,10 +673,11 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 		{ SPOOL_CNT_RECONCILIATIONS, offsetof(struct prof_counters, reconciliations) },
 		{ SPOOL_CNT_MONO_END, offsetof(struct prof_counters, mono_end_ns) },
 		{ SPOOL_CNT_WALL_END, offsetof(struct prof_counters, wall_end_ns) },
+		{ SPOOL_CNT_FRAMES, offsetof(struct prof_counters, frames) },
 	};
 	size_t i;
-	int r = rec_begin(w, (ARRAY_SIZE(fields) + PROF_LOST__COUNT + PROF_UNWIND__COUNT) *
-				     (1 + SPOOL_VARINT_MAX));
+	int r = rec_begin(w, (ARRAY_SIZE(fields) + PROF_LOST__COUNT + PROF_UNWIND__COUNT +
+			      PROF_FALLBACK__COUNT) * (1 + SPOOL_VARINT_MAX));
 
 	if (r < 0)
 		return r;
@@ -691,6 +692,10 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 	for (i = 1; i < PROF_UNWIND__COUNT; i++) {
 		put_u(&w->rec, SPOOL_CNT_UNWIND_BASE + i);
 		put_u(&w->rec, c->unwind_errors[i]);
+	}
+	for (i = 1; i < PROF_FALLBACK__COUNT; i++) {
+		put_u(&w->rec, SPOOL_CNT_FALLBACK_BASE + i);
+		put_u(&w->rec, c->fallback_frames[i]);
 	}
 	r = rec_emit(w, SPOOL_TAG_TRAILER);
 	if (r < 0)

@@ -125,6 +125,7 @@ format_value() {
 		case $name in
 		LOST_BASE) grep -qF "$value+k events lost" <<<"$text" ;;
 		UNWIND_BASE) grep -qF "$value+c unwinds stopped" <<<"$text" ;;
+		FALLBACK_BASE) grep -qF "$value+f frames unwound by fallback" <<<"$text" ;;
 		*) grep -qiE " $value +${name,,}(_ns)?: " <<<"$text" ;;
 		esac || errors+="does not list counter key $value ($name)"$'\n'
 	done < <(sed -n -E 's/^[[:space:]]*SPOOL_CNT_([A-Z_]+)[[:space:]]*=[[:space:]]*([0-9]+).*/\1 \2/p' \

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind.c - which engine unwinds a sample, and the check of one against
+ * the other.  The compiled engine is the default; PROF_UNWIND=dwfl makes
+ * libdwfl do it all, as prof did before the compiled engine (kept to
+ * measure one against the other); PROF_UNWIND=check unwinds every sample
+ * with both and counts the samples whose frames differ (and, with
+ * PROF_UNWIND_CHECK_LOG=FILE, writes each difference there, module and
+ * offset per frame, to be explained).  The spool gets the compiled
+ * engine's frames in every mode but dwfl.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr_space.h"
+#include "internal.h"
+#include "unwind.h"
+
+int unwinder_init(struct unwinder *uw)
+{
+	const char *engine = getenv("PROF_UNWIND"), *path;
+	char *end;
+
+	memset(uw, 0, sizeof(*uw));
+	utables_init(&uw->tables);
+	if (engine && !strcmp(engine, "dwfl"))
+		uw->engine = UNWIND_DWFL;
+	else if (engine && !strcmp(engine, "check"))
+		uw->engine = UNWIND_CHECK;
+	else if (engine && *engine && strcmp(engine, "compiled"))
+		pr_warn("PROF_UNWIND=%s is not an engine (compiled, dwfl or check): compiled",
+			engine);
+	path = getenv("PROF_UNWIND_TABLE_MAX");
+	if (path && *path) {
+		unsigned long long v = strtoull(path, &end, 10);
+
+		if (!*end && v)
+			uw->tables.max_bytes = v;
+	}
+	path = getenv("PROF_UNWIND_CHECK_LOG");
+	if (uw->engine == UNWIND_CHECK && path && *path) {
+		uw->check_log = fopen(path, "we");
+		if (!uw->check_log)
+			return error_set(-errno, "cannot create '%s' (PROF_UNWIND_CHECK_LOG)", path);
+	}
+	path = getenv("PROF_UNWIND_CAPTURE");
+	if (path && *path) {
+		uw->capture = fopen(path, "we");
+		if (!uw->capture)
+			return error_set(-errno, "cannot create '%s' (PROF_UNWIND_CAPTURE)", path);
+	}
+	return 0;
+}
+
+void unwinder_release(struct unwinder *uw)
+{
+	if (uw->check_log)
+		fclose(uw->check_log);
+	if (uw->capture)
+		fclose(uw->capture);
+	free(uw->cache);
+	utables_release(&uw->tables);
+	memset(uw, 0, sizeof(*uw));
+}
+
+/* The oracle's frames end at the program's entry too, as the compiled walk's do. */
+static void cut_at_entry(struct addr_space *as, struct unwind_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < res->n; i++) {
+		struct as_module *m = as_find(as, res->pc[i]);
+		struct utable *t = m ? as_table(as, m) : NULL;
+
+		if (t && utable_rule(&as->uw->tables, t, res->pc[i] - m->bias).flags & URULE_ENTRY) {
+			res->n = i + 1;
+			res->cause = 0;
+			return;
+		}
+	}
+}
+
+static void log_frames(FILE *f, struct addr_space *as, const char *engine,
+		       const struct unwind_result *res)
+{
+	size_t i;
+
+	fprintf(f, "  %s (%s):", engine, res->cause ? prof_unwind_error_name((unsigned)res->cause)
+						    : "complete");
+	for (i = 0; i < res->n; i++) {
+		struct as_module *m = as_find(as, res->pc[i]);
+		const char *base = m ? strrchr(m->path, '/') : NULL;
+
+		if (m)
+			fprintf(f, " %s+%#" PRIx64, base ? base + 1 : m->path,
+				res->pc[i] - m->start + m->pgoff);
+		else
+			fprintf(f, " %#" PRIx64, res->pc[i]);
+	}
+	fputc('\n', f);
+}
+
+static void check(struct addr_space *as, const struct unwind_result *res)
+{
+	struct unwinder *uw = as->uw;
+	struct unwind_result *o = malloc(sizeof(*o));
+
+	if (!o)
+		return;
+	memset(o, 0, sizeof(*o));
+	unwind_dwfl(as, o);
+	cut_at_entry(as, o);
+	uw->check_samples++;
+	if (o->n == res->n && !memcmp(o->pc, res->pc, res->n * sizeof(*res->pc)) &&
+	    (o->cause == 0) == (res->cause == 0)) {
+		uw->check_same++;
+	} else {
+		bool frames = o->n == res->n && !memcmp(o->pc, res->pc, res->n * sizeof(*res->pc));
+
+		if (frames)
+			uw->check_same_frames++;
+		else
+			uw->check_diff[res->cause]++;
+		if (uw->check_log) {
+			fprintf(uw->check_log, "pid %d tid %d: %s\n", (int)as->pid, (int)as->tid,
+				frames ? "the same frames, complete for one only" : "other frames");
+			log_frames(uw->check_log, as, "compiled", res);
+			log_frames(uw->check_log, as, "libdwfl", o);
+		}
+	}
+	free(o);
+}
+
+void unwind_sample(struct addr_space *as, pid_t tid, const uint64_t *regs, const uint8_t *stack,
+		   uint64_t stack_size, struct unwind_result *res)
+{
+	struct unwinder *uw = as->uw;
+
+	res->n = 0;
+	res->cause = 0;
+	memset(res->fallback, 0, sizeof(res->fallback));
+	if (!regs) {
+		res->cause = PROF_UNWIND_NO_REGS;
+		return;
+	}
+	if (!stack || !stack_size) {
+		res->pc[res->n++] = regs[8];
+		res->cause = PROF_UNWIND_NO_STACK;
+		return;
+	}
+	as->tid = tid;
+	as->regs = regs;
+	as->stack = stack;
+	as->stack_size = stack_size;
+	as->sp = regs[7];
+	if (uw && uw->capture)
+		unwind_capture_sample(uw, as, tid, regs, stack, stack_size);
+	if (!uw || uw->engine == UNWIND_DWFL) {
+		unwind_dwfl(as, res);
+		return;
+	}
+	if (!uw->cache) {
+		uw->cache = calloc(RULE_CACHE_SIZE, sizeof(*uw->cache));
+		if (!uw->cache) {
+			unwind_dwfl(as, res);
+			return;
+		}
+	}
+	unwind_walk(as, res);
+	if (uw->engine == UNWIND_CHECK)
+		check(as, res);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind.h - unwinding a sampled user stack from its registers and stack
+ * copy.  Two engines: the compiled one (unwind_walk.c: rules from the
+ * per-file tables of unwind_table.c, frame pointers where there is no
+ * CFI, libdwfl for the rare row it cannot encode), and libdwfl alone
+ * (unwind_dwfl.c), the fallback and the oracle.  PROF_UNWIND=dwfl picks
+ * the second; PROF_UNWIND=check runs both on every sample and counts where
+ * they differ; PROF_UNWIND_CAPTURE=FILE also writes each sample's
+ * registers and stack, with its process's modules, for bench/unwind.
+ */
+#ifndef PROF_UNWIND_H
+#define PROF_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "addr_space.h"
+#include "prof.h"
+#include "unwind_table.h"
+
+#define UNWIND_MAX_FRAMES 512
+
+enum unwind_engine {
+	UNWIND_COMPILED = 0,
+	UNWIND_DWFL,		/* libdwfl alone */
+	UNWIND_CHECK,		/* both, compared; the compiled engine's result is kept */
+};
+
+#define RULE_CACHE_SIZE 4096
+
+struct rule_cache_entry {
+	uint64_t pc;
+	uint32_t gen;
+	uint32_t kind;		/* enum walk_kind (unwind_walk.c) */
+	struct urule rule;
+};
+
+/* What the address spaces of a recording share for unwinding. */
+struct unwinder {
+	enum unwind_engine engine;
+	struct utables tables;
+	uint32_t gens;		/* address-space generations handed out */
+	struct rule_cache_entry *cache;	/* RULE_CACHE_SIZE, or NULL (not yet used) */
+	uint64_t cache_hits, cache_misses;
+	/* PROF_UNWIND=check */
+	uint64_t check_samples, check_same;
+	uint64_t check_same_frames;	/* the same frames, but not the same completeness */
+	uint64_t check_diff[PROF_UNWIND__COUNT];	/* differing samples, by the compiled
+							 * engine's cause (0: complete) */
+	FILE *check_log;	/* PROF_UNWIND_CHECK_LOG: each difference, or NULL */
+	/* PROF_UNWIND_CAPTURE */
+	FILE *capture;
+	uint64_t captured;
+};
+
+/* Set UW up from the environment (PROF_UNWIND...).  0, or -errno (a capture file). */
+int unwinder_init(struct unwinder *uw);
+void unwinder_release(struct unwinder *uw);
+
+struct unwind_result {
+	uint64_t pc[UNWIND_MAX_FRAMES];	/* lookup pcs, leaf first (return addresses - 1) */
+	size_t n;
+	int cause;			/* 0 complete, else enum prof_unwind_error */
+	uint32_t fallback[PROF_FALLBACK__COUNT];	/* frames by how they were unwound */
+};
+
+/* Unwind one sample.  Always fills RES (at least the sampled ip). */
+void unwind_sample(struct addr_space *as, pid_t tid, const uint64_t *regs, const uint8_t *stack,
+		   uint64_t stack_size, struct unwind_result *res);
+
+/* ---- the engines ---- */
+
+/*
+ * The engines take the sample from AS: tid, regs, stack, stack_size and sp
+ * (the copy's start), set by unwind_sample().  RES starts empty.
+ */
+
+/* libdwfl alone, every frame (unwind_dwfl.c). */
+void unwind_dwfl(struct addr_space *as, struct unwind_result *res);
+
+/*
+ * One frame by libdwfl, for the compiled walker: from the frame at PC with
+ * SP and BP (BP_OK: known; the first frame of a sample: FIRST, every
+ * register of the sample known) to its caller: *RA (*ACTIVATION: an exact
+ * pc, as after a signal frame, not a return address), *NSP, *NBP, *NBP_OK.
+ * 0, 1 when PC's frame is the outermost, or -cause (enum prof_unwind_error).
+ */
+int unwind_dwfl_step(struct addr_space *as, bool first, uint64_t pc, uint64_t sp, uint64_t bp,
+		     bool bp_ok, uint64_t *ra, bool *activation, uint64_t *nsp, uint64_t *nbp,
+		     bool *nbp_ok);
+
+/* The compiled engine (unwind_walk.c). */
+void unwind_walk(struct addr_space *as, struct unwind_result *res);
+
+/* Write the sample to the capture file (unwind_capture.c). */
+void unwind_capture_sample(struct unwinder *uw, struct addr_space *as, pid_t tid,
+			   const uint64_t *regs, const uint8_t *stack, uint64_t stack_size);
+
+#endif /* PROF_UNWIND_H */

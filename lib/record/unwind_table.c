@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind_table.c - compiled unwind tables (see unwind_table.h).
+ *
+ * A table indexes its file's FDEs by start address (.eh_frame_hdr's sorted
+ * table, or the FDEs of .debug_frame read once) and compiles a row the
+ * first time a pc falls in it: dwarf_cfi_addrframe() runs the FDE's
+ * program up to the pc and says which addresses the row covers, and the
+ * row becomes a rule for all of them.  Only rows that samples reach are
+ * compiled (libdw runs a program from its FDE's start for each, so
+ * compiling every row of a function with hundreds of them would cost the
+ * square of that), once per file, however many processes map it: a
+ * `make -j` that runs cc1 seventy times compiles cc1's hot rows once.
+ * Compiled rows are dropped, all at once, when they pass ts->max_bytes,
+ * and compiled again as needed: memory stays bounded by it.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "addr_space.h"
+#include "unwind_table.h"
+
+#define DEFAULT_MAX_BYTES (64u << 20)
+/* What counts as _start without an FDE: its first bytes */
+#define ENTRY_NO_FDE_BYTES 64
+
+/* A row: the rule of [off, end) from the FDE's start. */
+struct urow {
+	uint32_t off, end;
+	struct urule r;
+};
+
+struct ufde {
+	struct urow *rows;	/* the rows compiled so far, by address */
+	uint32_t nrows, cap;
+};
+
+struct utable {
+	unsigned refs;
+	/* the file's identity */
+	uint8_t build_id[64];
+	uint8_t build_id_len;
+	uint32_t dev_major, dev_minor;
+	uint64_t inode, size;
+	int64_t mtime_ns;
+
+	int fd;
+	Elf *elf;
+	Dwarf *dwarf;		/* .debug_frame's owner, or NULL */
+	Dwarf_CFI *cfi;
+	bool eh;		/* cfi is .eh_frame's (ours to end), else .debug_frame's */
+	uint64_t *fde_lo;	/* sorted, distinct FDE start addresses */
+	struct ufde *fdes;
+	size_t nfde;
+	uint64_t text_hi;	/* end of the last executable segment */
+	uint64_t entry;		/* e_entry of a program, else 0 */
+	size_t entry_fde;	/* the FDE holding it, or nfde */
+	uint64_t rows_bytes;
+};
+
+void utables_init(struct utables *ts)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->max_bytes = DEFAULT_MAX_BYTES;
+}
+
+static void drop_rows(struct utables *ts, struct utable *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nfde; i++) {
+		free(t->fdes[i].rows);
+		t->fdes[i] = (struct ufde){ 0 };
+	}
+	ts->bytes -= t->rows_bytes;
+	t->rows_bytes = 0;
+}
+
+static void table_free(struct utables *ts, struct utable *t)
+{
+	drop_rows(ts, t);
+	ts->bytes -= t->nfde * (sizeof(*t->fde_lo) + sizeof(*t->fdes));
+	free(t->fde_lo);
+	free(t->fdes);
+	if (t->eh && t->cfi)
+		dwarf_cfi_end(t->cfi);
+	if (t->dwarf)
+		dwarf_end(t->dwarf);
+	if (t->elf)
+		elf_end(t->elf);
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t);
+}
+
+void utables_release(struct utables *ts)
+{
+	size_t i;
+
+	for (i = 0; i < ts->n; i++)
+		table_free(ts, ts->v[i]);
+	free(ts->v);
+	utables_init(ts);
+}
+
+/* ---- the FDE index ------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Read a value of encoding ENC (the formats .eh_frame_hdr uses) at *P, below END. */
+static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t base,
+			 uint64_t *ret)
+{
+	uint64_t v = 0;
+	size_t len;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		len = 4;
+		break;
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		len = 8;
+		break;
+	default:
+		return false;
+	}
+	if ((size_t)(end - *p) < len)
+		return false;
+	memcpy(&v, *p, len);
+	if ((enc & 0x0f) == DW_EH_PE_sdata4)
+		v = (uint64_t)(int64_t)(int32_t)(uint32_t)v;
+	*p += len;
+	switch (enc & 0x70) {
+	case 0:
+		break;
+	case DW_EH_PE_datarel:
+		v += base;
+		break;
+	default:
+		return false;
+	}
+	*ret = v;
+	return true;
+}
+
+/* The FDE starts from .eh_frame_hdr (PT_GNU_EH_FRAME): its binary-search table. */
+static int index_eh_frame_hdr(struct utable *t, const GElf_Phdr *ph)
+{
+	size_t size, i, n;
+	const uint8_t *file = (const uint8_t *)elf_rawfile(t->elf, &size), *p, *end;
+	uint64_t skip, count;
+
+	if (!file || ph->p_offset > size || ph->p_filesz > size - ph->p_offset ||
+	    ph->p_filesz < 4)
+		return -EINVAL;
+	p = file + ph->p_offset;
+	end = p + ph->p_filesz;
+	/* version 1; eh_frame_ptr, fde_count and table encodings */
+	if (p[0] != 1 || p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return -ENOTSUP;
+	{
+		uint8_t ptr_enc = p[1], count_enc = p[2];
+
+		p += 4;
+		if ((ptr_enc & 0x70) == DW_EH_PE_pcrel)
+			ptr_enc &= 0x0f;	/* its value is not needed, only its size */
+		if (!read_encoded(&p, end, ptr_enc, 0, &skip) ||
+		    !read_encoded(&p, end, count_enc, 0, &count))
+			return -EINVAL;
+	}
+	if (count > (uint64_t)(end - p) / 8)
+		return -EINVAL;
+	t->fde_lo = malloc((count ? count : 1) * sizeof(*t->fde_lo));
+	if (!t->fde_lo)
+		return -ENOMEM;
+	for (i = 0, n = 0; i < count; i++) {
+		uint64_t lo, fde;
+
+		if (!read_encoded(&p, end, DW_EH_PE_datarel | DW_EH_PE_sdata4, ph->p_vaddr, &lo) ||
+		    !read_encoded(&p, end, DW_EH_PE_datarel | DW_EH_PE_sdata4, ph->p_vaddr, &fde))
+			return -EINVAL;
+		t->fde_lo[n++] = lo;
+	}
+	t->nfde = n;
+	return 0;
+}
+
+/* The FDE starts of .debug_frame, read entry by entry (absolute addresses). */
+static int index_debug_frame(struct utable *t, Elf_Data *data)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(t->elf, NULL);
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	size_t cap = 0;
+	void *v;
+	int r;
+
+	while (ident && (r = dwarf_next_cfi(ident, data, false, off, &next, &e)) == 0) {
+		off = next;
+		if (dwarf_cfi_cie_p(&e))
+			continue;
+		if (e.fde.end - e.fde.start < 8)
+			continue;
+		v = t->fde_lo;
+		if (grow_array(&v, &cap, t->nfde + 1, sizeof(*t->fde_lo)) < 0)
+			return -ENOMEM;
+		t->fde_lo = v;
+		memcpy(&t->fde_lo[t->nfde++], e.fde.start, 8);
+	}
+	return t->nfde ? 0 : -ENOENT;
+}
+
+/* Sort and dedupe the starts, and make room for the compiled FDEs. */
+static int finish_index(struct utables *ts, struct utable *t)
+{
+	size_t i, n = 0;
+
+	qsort(t->fde_lo, t->nfde, sizeof(*t->fde_lo), cmp_u64);
+	for (i = 0; i < t->nfde; i++)
+		if (!n || t->fde_lo[i] != t->fde_lo[n - 1])
+			t->fde_lo[n++] = t->fde_lo[i];
+	t->nfde = n;
+	t->fdes = calloc(n ? n : 1, sizeof(*t->fdes));
+	if (!t->fdes)
+		return -ENOMEM;
+	ts->bytes += n * (sizeof(*t->fde_lo) + sizeof(*t->fdes));
+	return 0;
+}
+
+/* The index of the last FDE starting at or before SVMA, or nfde. */
+static size_t fde_at(const struct utable *t, uint64_t svma)
+{
+	size_t lo = 0, hi = t->nfde;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->fde_lo[mid] <= svma)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : t->nfde;
+}
+
+/*
+ * Open M's file and index its CFI: .eh_frame through .eh_frame_hdr, else
+ * .debug_frame.  0, -ENOENT (no CFI at all), or another -errno (CFI that
+ * cannot be indexed here: libdwfl reads it).
+ */
+static int table_open(struct utables *ts, struct utable *t, const struct as_module *m)
+{
+	size_t phnum, i, shstrndx;
+	bool interp = false, have_hdr = false;
+	GElf_Phdr hdr_ph = { 0 };
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	int r;
+
+	t->fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0)
+		return -errno;
+	t->elf = elf_begin(t->fd, ELF_C_READ_MMAP, NULL);
+	if (!t->elf || elf_kind(t->elf) != ELF_K_ELF || !gelf_getehdr(t->elf, &eh) ||
+	    elf_getphdrnum(t->elf, &phnum) < 0)
+		return -EINVAL;
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(t->elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_GNU_EH_FRAME) {
+			hdr_ph = ph;
+			have_hdr = true;
+		}
+		if (ph.p_type == PT_INTERP)
+			interp = true;
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    ph.p_vaddr + ph.p_memsz > t->text_hi)
+			t->text_hi = ph.p_vaddr + ph.p_memsz;
+	}
+	if (eh.e_type == ET_EXEC || interp)
+		t->entry = eh.e_entry;
+	if (have_hdr) {
+		t->cfi = dwarf_getcfi_elf(t->elf);
+		t->eh = true;
+		r = t->cfi ? index_eh_frame_hdr(t, &hdr_ph) : -EINVAL;
+		if (r == 0)
+			return finish_index(ts, t);
+		return r;
+	}
+	/* no .eh_frame_hdr: .debug_frame (Go programs, some hand-written code) */
+	if (elf_getshdrstrndx(t->elf, &shstrndx) < 0)
+		return -ENOENT;
+	while ((scn = elf_nextscn(t->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(t->elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame") && sh.sh_size)
+			return -ENOTSUP;	/* .eh_frame without its index: libdwfl */
+		if (!name || strcmp(name, ".debug_frame") || sh.sh_type == SHT_NOBITS)
+			continue;
+		/* Go compresses its DWARF: read it inflated, as libdw does */
+		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+			return -ENOTSUP;
+		t->dwarf = dwarf_begin_elf(t->elf, DWARF_C_READ, NULL);
+		t->cfi = t->dwarf ? dwarf_getcfi(t->dwarf) : NULL;
+		if (!t->cfi)
+			return -ENOTSUP;
+		r = index_debug_frame(t, elf_getdata(scn, NULL));
+		return r == 0 ? finish_index(ts, t) : r == -ENOENT ? -ENOENT : r;
+	}
+	return -ENOENT;
+}
+
+/* ---- finding a table ----------------------------------------------------- */
+
+static bool same_file(const struct utable *t, const struct as_module *m, const struct stat *st)
+{
+	if (t->build_id_len || m->build_id_len)
+		return t->build_id_len == m->build_id_len &&
+		       !memcmp(t->build_id, m->build_id, m->build_id_len);
+	return t->dev_major == m->dev_major && t->dev_minor == m->dev_minor &&
+	       t->inode == m->inode && t->size == (uint64_t)st->st_size &&
+	       t->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+struct utable *utables_get(struct utables *ts, const struct as_module *m, bool *no_cfi)
+{
+	struct utable *t;
+	struct stat st = { 0 };
+	size_t i;
+	void *v;
+	int r;
+
+	*no_cfi = false;
+	if (!m->open_path || !m->elf_ok)
+		return NULL;
+	if (!m->build_id_len && stat(m->open_path, &st) < 0)
+		return NULL;
+	for (i = 0; i < ts->n; i++)
+		if (same_file(ts->v[i], m, &st)) {
+			ts->v[i]->refs++;
+			return ts->v[i];
+		}
+	v = ts->v;
+	if (grow_array(&v, &ts->cap, ts->n + 1, sizeof(*ts->v)) < 0)
+		return NULL;
+	ts->v = v;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->fd = -1;
+	t->refs = 1;
+	memcpy(t->build_id, m->build_id, m->build_id_len);
+	t->build_id_len = m->build_id_len;
+	t->dev_major = m->dev_major;
+	t->dev_minor = m->dev_minor;
+	t->inode = m->inode;
+	t->size = (uint64_t)st.st_size;
+	t->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	r = table_open(ts, t, m);
+	if (r < 0) {
+		*no_cfi = r == -ENOENT;
+		pr_debug("unwind table for '%s': %s", m->path,
+			 r == -ENOENT ? "no CFI" : "CFI left to libdwfl");
+		table_free(ts, t);
+		return NULL;
+	}
+	t->entry_fde = t->entry ? fde_at(t, t->entry) : t->nfde;
+	ts->v[ts->n++] = t;
+	ts->files++;
+	if (ts->bytes > ts->peak_bytes)
+		ts->peak_bytes = ts->bytes;
+	return t;
+}
+
+void utables_put(struct utables *ts, struct utable *t)
+{
+	size_t i;
+
+	if (!t || --t->refs)
+		return;
+	for (i = 0; i < ts->n && ts->v[i] != t; i++)
+		;
+	if (i < ts->n)
+		ts->v[i] = ts->v[--ts->n];
+	table_free(ts, t);
+}
+
+/* ---- compiling an FDE ---------------------------------------------------- */
+
+/* Whether OPS are "CFA + K" (a register saved there), and K. */
+static bool cfa_plus(const Dwarf_Op *ops, size_t nops, int64_t *k)
+{
+	if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*k = 0;
+		return true;
+	}
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		*k = (int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The CFA expression of x86-64 PLT entries, as ld writes it:
+ * rsp + 8 + ((rip & 15) >= N) << 3.  N, or 0 when OPS are something else.
+ */
+static int plt_threshold(const Dwarf_Op *ops, size_t nops)
+{
+	if (nops != 9 || ops[0].atom != DW_OP_breg7 || ops[0].number != 8 ||
+	    ops[1].atom != DW_OP_breg16 || ops[1].number != 0 || ops[2].atom != DW_OP_lit15 ||
+	    ops[3].atom != DW_OP_and || ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15 ||
+	    ops[5].atom != DW_OP_ge || ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl ||
+	    ops[8].atom != DW_OP_plus)
+		return 0;
+	return ops[4].atom - DW_OP_lit0;
+}
+
+static struct urule decode(Dwarf_Frame *f, bool signal)
+{
+	struct urule r = { .cfa = UCFA_FALLBACK };
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t k;
+	int plt;
+
+	if (signal) {
+		r.flags = URULE_SIGNAL;
+		return r;
+	}
+	/* the return address: at CFA - 8, or undefined in the outermost frame */
+	if (dwarf_frame_register(f, 16, mem, &ops, &nops) != 0)
+		return r;
+	if (nops == 0 && ops) {
+		r.cfa = UCFA_END;
+		return r;
+	}
+	if (!cfa_plus(ops, nops, &k) || k != -8)
+		return r;
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
+		return r;
+	if (nops == 1 && ops[0].atom == DW_OP_bregx && (ops[0].number == 7 || ops[0].number == 6) &&
+	    (int64_t)ops[0].number2 >= INT32_MIN && (int64_t)ops[0].number2 <= INT32_MAX) {
+		r.cfa = ops[0].number == 7 ? UCFA_RSP : UCFA_RBP;
+		r.cfa_off = (int32_t)ops[0].number2;
+	} else if ((plt = plt_threshold(ops, nops))) {
+		r.cfa = UCFA_PLT;
+		r.cfa_off = plt;
+	} else {
+		return r;
+	}
+	/* rbp: the one register besides sp and ip that a walk through frames needs */
+	if (dwarf_frame_register(f, 6, mem, &ops, &nops) != 0) {
+		r.cfa = UCFA_FALLBACK;
+	} else if (nops == 0) {
+		r.bp = ops ? UBP_UNDEF : UBP_SAME;
+	} else if (cfa_plus(ops, nops, &k) && k >= INT16_MIN && k <= INT16_MAX) {
+		r.bp = UBP_AT;
+		r.bp_off = (int16_t)k;
+	} else {
+		r.cfa = UCFA_FALLBACK;
+	}
+	return r;
+}
+
+/* Compile the row of FDE I that holds SVMA, as the K-th of its compiled rows. */
+static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t svma, size_t k)
+{
+	uint64_t lo = t->fde_lo[i], hi = i + 1 < t->nfde ? t->fde_lo[i + 1] : t->text_hi;
+	struct ufde *f = &t->fdes[i];
+	struct urule r = { .cfa = UCFA_NONE };
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start = svma, end = svma + 1;
+	bool signal = false;
+	void *v;
+
+	if (ts->bytes > ts->max_bytes) {
+		size_t n;
+
+		for (n = 0; n < ts->n; n++)
+			drop_rows(ts, ts->v[n]);
+		ts->flushes++;
+		k = 0;
+	}
+	if (dwarf_cfi_addrframe(t->cfi, svma, &frame) == 0 &&
+	    dwarf_frame_info(frame, &start, &end, &signal) >= 0)
+		r = decode(frame, signal);
+	else
+		end = svma + 1;	/* no FDE covers it: a gap, or a hole in one */
+	free(frame);
+	/*
+	 * The row holds from SVMA to END.  Not from the start libdw gives: after
+	 * DW_CFA_restore_state that is where the remembered state began (libc's
+	 * epilogues), rows that differ lie between.  Nor past the next row
+	 * compiled before.
+	 */
+	start = svma;
+	if (end > hi || end <= svma)
+		end = hi > svma ? hi : svma + 1;
+	if (k < f->nrows && lo + f->rows[k].off < end)
+		end = lo + f->rows[k].off;
+	if (end - lo > UINT32_MAX)
+		return -ERANGE;
+	if (i == t->entry_fde && t->entry)
+		r.flags |= URULE_ENTRY;
+	v = f->rows;
+	{
+		size_t cap = f->cap;
+
+		if (grow_array(&v, &cap, f->nrows + 1, sizeof(*f->rows)) < 0)
+			return -ENOMEM;
+		ts->bytes += (cap - f->cap) * sizeof(*f->rows);
+		t->rows_bytes += (cap - f->cap) * sizeof(*f->rows);
+		f->cap = (uint32_t)cap;
+	}
+	f->rows = v;
+	memmove(&f->rows[k + 1], &f->rows[k], (f->nrows - k) * sizeof(*f->rows));
+	f->rows[k] = (struct urow){ .off = (uint32_t)(start - lo), .end = (uint32_t)(end - lo),
+				    .r = r };
+	f->nrows++;
+	if (f->nrows == 1)
+		ts->fdes_compiled++;
+	ts->rows_compiled++;
+	if (ts->bytes > ts->peak_bytes)
+		ts->peak_bytes = ts->bytes;
+	return 0;
+}
+
+/* The index of the first compiled row of F starting after OFF. */
+static size_t row_after(const struct ufde *f, uint32_t off)
+{
+	size_t lo = 0, hi = f->nrows;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->rows[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct urule utable_rule(struct utables *ts, struct utable *t, uint64_t svma)
+{
+	struct urule none = { .cfa = UCFA_NONE };
+	size_t i = fde_at(t, svma), k;
+	const struct ufde *f;
+	uint32_t off;
+
+	if (t->entry && svma >= t->entry && svma - t->entry < ENTRY_NO_FDE_BYTES &&
+	    (i == t->nfde || i != t->entry_fde))
+		none.flags = URULE_ENTRY;	/* _start without CFI */
+	if (i == t->nfde || svma >= t->text_hi || svma - t->fde_lo[i] > UINT32_MAX)
+		return none;
+	f = &t->fdes[i];
+	off = (uint32_t)(svma - t->fde_lo[i]);
+	k = row_after(f, off);
+	if (k && off < f->rows[k - 1].end)
+		return f->rows[k - 1].r;
+	if (compile_row(ts, t, i, svma, k) < 0)
+		return (struct urule){ .cfa = UCFA_FALLBACK };
+	k = row_after(f, off);
+	return f->rows[k - 1].r;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind_table.h - compiled unwind tables: the CFI of each mapped file
+ * (.eh_frame, else .debug_frame), read through libdw once and kept as
+ * compact rules, one file's table shared by every process that maps it.
+ * On x86-64 nearly every CFI row says "CFA = rsp or rbp + N, the return
+ * address at CFA - 8, rbp unchanged or saved at CFA + K": such a row is a
+ * rule of a few bytes, and walking a frame with it is a few loads.  What
+ * does not fit (CFA expressions, signal frames) is marked for libdwfl.
+ */
+#ifndef PROF_UNWIND_TABLE_H
+#define PROF_UNWIND_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct as_module;
+
+/* Where the caller's stack pointer (the CFA) is. */
+enum urule_cfa {
+	UCFA_NONE = 0,		/* no CFI covers the pc */
+	UCFA_RSP,		/* CFA = rsp + cfa_off */
+	UCFA_RBP,		/* CFA = rbp + cfa_off */
+	UCFA_PLT,		/* a PLT entry: CFA = rsp + 8, + 8 if (rip & 15) >= cfa_off */
+	UCFA_END,		/* the return address is undefined: the outermost frame */
+	UCFA_FALLBACK,		/* a row these rules do not encode: libdwfl unwinds it */
+};
+
+/* Where the caller's rbp is. */
+enum urule_bp {
+	UBP_SAME = 0,		/* unchanged */
+	UBP_AT,			/* saved at CFA + bp_off */
+	UBP_UNDEF,		/* lost */
+};
+
+enum {
+	URULE_ENTRY = 1 << 0,	/* in the program's entry function (_start): a stack that
+				 * reaches it is complete */
+	URULE_SIGNAL = 1 << 1,	/* a signal frame (with UCFA_FALLBACK) */
+};
+
+struct urule {
+	uint8_t cfa;		/* enum urule_cfa */
+	uint8_t bp;		/* enum urule_bp */
+	uint8_t flags;		/* URULE_* */
+	uint8_t pad;
+	int16_t bp_off;
+	int32_t cfa_off;
+};
+
+struct utable;
+
+/* Every table of a recording, by file, with what they cost. */
+struct utables {
+	struct utable **v;
+	size_t n, cap;
+	uint64_t bytes;		/* rows and indexes held now */
+	uint64_t max_bytes;	/* past this, compiled rows are dropped (and rebuilt) */
+	uint64_t peak_bytes;
+	uint64_t flushes;	/* times the rows were dropped for max_bytes */
+	uint64_t files;		/* tables opened in all */
+	uint64_t fdes_compiled;	/* FDEs compiled in all (again after a flush) */
+	uint64_t rows_compiled;
+};
+
+void utables_init(struct utables *ts);
+void utables_release(struct utables *ts);
+
+/*
+ * The table of M's file, one more reference to it: the table another
+ * process's mapping of the same file opened (same build-id, else same
+ * device, inode, size and mtime), or a new one.  NULL when the file has no
+ * CFI that a table can index (no ELF file read, no .eh_frame_hdr and no
+ * .debug_frame), or on ENOMEM; *NO_CFI says whether the file has no CFI
+ * at all (frame pointers are then the only way through it).
+ */
+struct utable *utables_get(struct utables *ts, const struct as_module *m, bool *no_cfi);
+
+/* Drop a reference; the last frees the table.  NULL is fine. */
+void utables_put(struct utables *ts, struct utable *t);
+
+/*
+ * The rule at SVMA (an address of the file's own, not of a process), its
+ * function's rows compiled on first use.  UCFA_NONE where no FDE covers
+ * SVMA.
+ */
+struct urule utable_rule(struct utables *ts, struct utable *t, uint64_t svma);
+
+#endif /* PROF_UNWIND_TABLE_H */

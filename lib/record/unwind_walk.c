@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind_walk.c - the compiled unwinder: a walk that knows only rip, rsp
+ * and rbp, and takes each frame's rule from a small cache in front of the
+ * per-file tables (unwind_table.c).
+ *
+ * Per frame, in order: the rule cache, keyed by pc and the address
+ * space's generation (so a rule never outlives a change of the mappings);
+ * on a miss the module, its table and the rule of the pc.  A pc no CFI
+ * covers, in anonymous code (a JIT's) or in a file without CFI (Go,
+ * hand-written assembly), is walked by frame pointers, strictly: rbp must
+ * lie at or above rsp, every read inside the stack copy, the stack must
+ * grow, and the return address must land in code.  A row the rules cannot
+ * encode goes to libdwfl for that frame alone.  A walk is complete when it
+ * reaches a frame whose return address is undefined (glibc's _start and
+ * clone3 say so in their CFI), the program's entry function, or the end of
+ * a frame-pointer chain (rbp 0, as _start leaves it).
+ */
+#include <string.h>
+
+#include "addr_space.h"
+#include "internal.h"
+#include "unwind.h"
+
+enum walk_kind {
+	WALK_RULE,		/* a compiled rule */
+	WALK_FP_ANON,		/* no module: anonymous code, frame pointers */
+	WALK_FP_NO_CFI,		/* a module without CFI for the pc: frame pointers */
+	WALK_DWFL,		/* libdwfl, for this frame */
+};
+
+/* Stop the walk: 1 complete, or -cause. */
+#define DONE 1
+
+static void lookup(struct addr_space *as, uint64_t pc, uint32_t *kind, struct urule *rule)
+{
+	struct unwinder *uw = as->uw;
+	struct rule_cache_entry *e = &uw->cache[(pc ^ (pc >> 13)) % RULE_CACHE_SIZE];
+	struct as_module *m;
+	struct utable *t;
+
+	if (e->pc == pc && e->gen == as->gen) {
+		uw->cache_hits++;
+		*kind = e->kind;
+		*rule = e->rule;
+		return;
+	}
+	uw->cache_misses++;
+	*rule = (struct urule){ .cfa = UCFA_NONE };
+	m = as_find(as, pc);
+	if (!m) {
+		*kind = WALK_FP_ANON;
+	} else if (!m->elf_ok || !m->open_path) {
+		*kind = WALK_FP_NO_CFI;	/* nothing to read it with, libdwfl neither */
+	} else if (!(t = as_table(as, m))) {
+		*kind = m->no_cfi ? WALK_FP_NO_CFI : WALK_DWFL;
+	} else {
+		*rule = utable_rule(&uw->tables, t, pc - m->bias);
+		*kind = rule->cfa == UCFA_NONE	   ? WALK_FP_NO_CFI
+			: rule->cfa == UCFA_FALLBACK ? WALK_DWFL
+						     : WALK_RULE;
+	}
+	*e = (struct rule_cache_entry){ .pc = pc, .gen = as->gen, .kind = *kind, .rule = *rule };
+}
+
+/* The word at ADDR from the stack copy: 0, or -cause. */
+static int read_word(const struct addr_space *as, uint64_t addr, uint64_t *v)
+{
+	if (addr >= as->sp && addr - as->sp <= as->stack_size &&
+	    as->stack_size - (addr - as->sp) >= 8) {
+		memcpy(v, as->stack + (addr - as->sp), 8);
+		return 0;
+	}
+	/* above the copy, within a plausible stack: the copy was too small */
+	if (addr >= as->sp && addr - as->sp < (64u << 20))
+		return -PROF_UNWIND_STACK_COPY;
+	return -PROF_UNWIND_OTHER;
+}
+
+struct regs {
+	uint64_t ip, sp, bp;
+	bool bp_ok;
+	bool exact;		/* ip is where the frame is, not a return address */
+};
+
+/* A frame by its compiled rule: 0, DONE, or -cause. */
+static int rule_step(const struct addr_space *as, const struct urule *rule, struct regs *r)
+{
+	uint64_t cfa, ra, bp = r->bp;
+	int e;
+
+	switch (rule->cfa) {
+	case UCFA_END:
+		return DONE;
+	case UCFA_RSP:
+		cfa = r->sp + (uint64_t)(int64_t)rule->cfa_off;
+		break;
+	case UCFA_RBP:
+		if (!r->bp_ok)
+			return -PROF_UNWIND_OTHER;
+		cfa = r->bp + (uint64_t)(int64_t)rule->cfa_off;
+		break;
+	case UCFA_PLT:
+		cfa = r->sp + 8 + ((r->ip & 15) >= (uint64_t)rule->cfa_off ? 8 : 0);
+		break;
+	default:
+		return -PROF_UNWIND_OTHER;
+	}
+	if (cfa < r->sp + 8)
+		return -PROF_UNWIND_OTHER;	/* the stack would not grow */
+	if ((e = read_word(as, cfa - 8, &ra)) < 0)
+		return e;
+	/*
+	 * An epilogue's rows still name the slot rbp was saved in after the pop:
+	 * below sp, out of the copy.  rbp is then unknown, as libdwfl takes it;
+	 * the walk goes on while no frame needs it.
+	 */
+	if (rule->bp == UBP_AT)
+		r->bp_ok = read_word(as, cfa + (uint64_t)(int64_t)rule->bp_off, &bp) == 0;
+	else if (rule->bp == UBP_UNDEF)
+		r->bp_ok = false;
+	r->bp = bp;
+	r->sp = cfa;
+	r->ip = ra;
+	r->exact = false;
+	return ra ? 0 : DONE;	/* a zero return address ends a stack, as libdwfl takes it */
+}
+
+/* A frame by its frame pointer: 0, DONE, or -cause. */
+static int fp_step(struct addr_space *as, struct regs *r)
+{
+	uint64_t nbp, ra;
+	int e;
+
+	if (!r->bp_ok)
+		return -PROF_UNWIND_NO_CFI;
+	if (r->bp == 0)
+		return DONE;	/* the end of the chain: _start leaves rbp 0 */
+	if (r->bp < r->sp || r->bp > UINT64_MAX - 16)
+		return -PROF_UNWIND_NO_CFI;	/* rbp holds no frame of this stack */
+	if ((e = read_word(as, r->bp, &nbp)) < 0 || (e = read_word(as, r->bp + 8, &ra)) < 0)
+		return e;
+	if (ra == 0)
+		return DONE;
+	if (!as_is_code(as, ra - 1))
+		return -PROF_UNWIND_NO_CFI;	/* not a return address: no frame there */
+	r->sp = r->bp + 16;
+	r->bp = nbp;
+	r->ip = ra;
+	r->exact = false;
+	return 0;
+}
+
+static int dwfl_step(struct addr_space *as, struct regs *r, bool first, uint64_t pc)
+{
+	uint64_t ra, sp, bp;
+	bool exact, bp_ok;
+	int e;
+
+	e = unwind_dwfl_step(as, first, pc, r->sp, r->bp, r->bp_ok, &ra, &exact, &sp, &bp, &bp_ok);
+	if (e)
+		return e > 0 ? DONE : e;
+	if (sp < r->sp)
+		return -PROF_UNWIND_OTHER;
+	*r = (struct regs){ .ip = ra, .sp = sp, .bp = bp, .bp_ok = bp_ok, .exact = exact };
+	return ra ? 0 : DONE;
+}
+
+void unwind_walk(struct addr_space *as, struct unwind_result *res)
+{
+	struct regs r = { .ip = as->regs[8], .sp = as->regs[7], .bp = as->regs[6], .bp_ok = true,
+			  .exact = true };
+	struct urule rule;
+	uint32_t kind;
+	uint64_t pc;
+	int e = 0;
+
+	for (;;) {
+		if (res->n == UNWIND_MAX_FRAMES) {
+			res->cause = PROF_UNWIND_DEPTH;
+			return;
+		}
+		pc = r.exact ? r.ip : r.ip - 1;	/* a return address: look up the call */
+		res->pc[res->n++] = pc;
+		lookup(as, pc, &kind, &rule);
+		if (rule.flags & URULE_ENTRY)
+			return;	/* the program's entry: nothing calls it */
+		switch (kind) {
+		case WALK_RULE:
+			e = rule_step(as, &rule, &r);
+			break;
+		case WALK_FP_ANON:
+			/* a return address in nothing known is no frame: stop there */
+			if (res->n > 1 && !as_is_code(as, pc)) {
+				res->cause = PROF_UNWIND_UNMAPPED;
+				return;
+			}
+			res->fallback[PROF_FALLBACK_FP_ANON]++;
+			e = fp_step(as, &r);
+			if (e == -PROF_UNWIND_NO_CFI)
+				e = -PROF_UNWIND_UNMAPPED;
+			break;
+		case WALK_FP_NO_CFI:
+			res->fallback[PROF_FALLBACK_FP_NO_CFI]++;
+			e = fp_step(as, &r);
+			break;
+		default:
+			res->fallback[PROF_FALLBACK_DWFL]++;
+			e = dwfl_step(as, &r, res->n == 1, pc);
+			if (e != 0 && res->n > 1) {
+				/*
+				 * Inside the walk libdwfl knows only rip, rsp and
+				 * rbp: a frame whose CFA needs another register
+				 * (ld.so's _dl_runtime_resolve realigns the stack
+				 * through rbx) cannot be done alone.  Then libdwfl
+				 * does the whole sample, every register known.
+				 */
+				memset(res, 0, sizeof(*res));
+				unwind_dwfl(as, res);
+				res->fallback[PROF_FALLBACK_DWFL] = (uint32_t)res->n;
+				return;
+			}
+			break;
+		}
+		if (e == DONE)
+			return;
+		if (e < 0) {
+			res->cause = -e;
+			return;
+		}
+	}
+}
