@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -348,6 +349,17 @@ static void print_unwinding(const struct prof_recording_summary *s)
 	char bytes[32], peak[32];
 	unsigned i;
 
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+
+		fprintf(stderr, "prof: the recorder's own CPU time: %.3f s (%.3f s in the kernel), "
+			"%.1f us per sample\n", cpu,
+			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
+			s->samples ? cpu * 1e6 / (double)s->samples : 0.0);
+	}
 	fprintf(stderr, "prof: unwound %" PRIu64 " user frames:", s->frames);
 	for (i = 1; i < PROF_FALLBACK__COUNT; i++)
 		fprintf(stderr, " %s %" PRIu64, prof_unwind_fallback_name(i), s->fallback_frames[i]);

@@ -55,12 +55,14 @@ struct want {
 	uint8_t scope;
 	uint32_t id;
 	uint64_t addr;
+	const char *file;	/* MODULE: where its file is read (one string per file) */
 };
 
 struct wants {
 	struct want *v;
 	size_t n, cap;
 	bool kernel;
+	struct image_set *images;
 };
 
 static int collect(const struct prof_frame *f, void *ctx)
@@ -72,14 +74,15 @@ static int collect(const struct prof_frame *f, void *ctx)
 
 	switch (f->kind) {
 	case PROF_FRAME_USER:
-		x = (struct want){ PROF_SYMBOL_MODULE, f->ref, f->addr };
+		x = (struct want){ PROF_SYMBOL_MODULE, f->ref, f->addr,
+				   image_set_path(w->images, f->ref) };
 		break;
 	case PROF_FRAME_KERNEL:
-		x = (struct want){ PROF_SYMBOL_KERNEL, 0, f->addr };
+		x = (struct want){ PROF_SYMBOL_KERNEL, 0, f->addr, NULL };
 		w->kernel = true;
 		break;
 	case PROF_FRAME_ANON:
-		x = (struct want){ PROF_SYMBOL_PROCESS, f->ref, f->addr };
+		x = (struct want){ PROF_SYMBOL_PROCESS, f->ref, f->addr, NULL };
 		break;
 	default:
 		return 0;
@@ -98,6 +101,9 @@ static int by_scope(const void *a, const void *b)
 
 	if (x->scope != y->scope)
 		return x->scope < y->scope ? -1 : 1;
+	/* the modules of one file together: it is read once for all */
+	if (x->file != y->file)
+		return (uintptr_t)x->file < (uintptr_t)y->file ? -1 : 1;
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
@@ -123,28 +129,21 @@ static int emit(struct capture *c, struct prof_spool_writer *w, uint8_t scope, u
 	return r;
 }
 
-/* The user frames of module V[0].id, V[0..n): their function symbols. */
-static int capture_user(struct capture *c, struct prof_spool_writer *w, const struct want *v,
-			size_t n)
+/* The user frames of module V[0].id, V[0..n), in its file F: their function symbols. */
+static int capture_user(struct capture *c, struct prof_spool_writer *w, struct elf_file *f,
+			const struct want *v, size_t n)
 {
-	const char *path = image_set_path(c->images, v[0].id);
-	struct elf_file f;
 	size_t i;
 	int r = 0;
 
-	if (!path || elf_file_open(path, &f) < 0) {
-		prof_errmsg_clear();
-		return 0;
-	}
 	for (i = 0; i < n && r >= 0; i++) {
 		uint64_t delta;
-		const struct symtab_entry *e = elf_file_lookup(&f, v[i].addr, &delta);
+		const struct symtab_entry *e = elf_file_lookup(f, v[i].addr, &delta);
 
 		if (e)
 			r = emit(c, w, PROF_SYMBOL_MODULE, v[i].id, v[i].addr - delta,
 				 e->end - e->start, e->name);
 	}
-	elf_file_release(&f);
 	return r;
 }
 
@@ -208,10 +207,10 @@ static int read_kallsyms(struct ksym **ret, size_t *ret_n, bool *hidden)
 static int capture_kernel(struct capture *c, struct prof_spool_writer *w, const struct want *v,
 			  size_t n)
 {
-	struct ksym *k;
-	size_t nk, i;
-	bool hidden;
-	int r = read_kallsyms(&k, &nk, &hidden);
+	struct ksym *k = NULL;
+	size_t nk = 0, i;
+	bool hidden = false;
+	int r = read_kallsyms(&k, &nk, &hidden);	/* on failure, k and nk stay empty */
 
 	if (r >= 0 && hidden)
 		pr_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames stay "
@@ -362,7 +361,10 @@ static int capture_jit(struct capture *c, struct prof_spool_writer *w, struct pr
 
 int capture_names(struct capture *c, struct prof_spool_writer *w, struct proc_table *pt)
 {
-	struct wants want = { 0 };
+	struct wants want = { .images = c->images };
+	const char *open_file = NULL;
+	struct elf_file f;
+	bool have_file = false;
 	size_t i, j;
 	int r = spool_writer_each_frame(w, collect, &want);
 
@@ -372,13 +374,25 @@ int capture_names(struct capture *c, struct prof_spool_writer *w, struct proc_ta
 		for (j = i; j < want.n && want.v[j].scope == want.v[i].scope &&
 			    want.v[j].id == want.v[i].id; j++)
 			;
-		if (want.v[i].scope == PROF_SYMBOL_MODULE)
-			r = capture_user(c, w, want.v + i, j - i);
-		else if (want.v[i].scope == PROF_SYMBOL_KERNEL)
+		if (want.v[i].scope == PROF_SYMBOL_MODULE) {
+			/* a make -j maps cc1 in seventy processes: read it once */
+			if (want.v[i].file != open_file) {
+				if (have_file)
+					elf_file_release(&f);
+				open_file = want.v[i].file;
+				have_file = open_file && elf_file_open(open_file, &f) == 0;
+				if (!have_file)
+					prof_errmsg_clear();
+			}
+			if (have_file)
+				r = capture_user(c, w, &f, want.v + i, j - i);
+		} else if (want.v[i].scope == PROF_SYMBOL_KERNEL)
 			r = capture_kernel(c, w, want.v + i, j - i);
 		else
 			r = capture_jit(c, w, pt, want.v + i, j - i);
 	}
+	if (have_file)
+		elf_file_release(&f);
 	free(want.v);
 	return r;
 }

@@ -447,6 +447,8 @@ void prof_recorder_free(struct prof_recorder *rec)
 		close(rec->epfd);
 	sorter_release(&rec->sorter);
 	pt_release(&rec->pt);	/* its modules' tables first, then the unwinder that holds them */
+	for (i = 0; i < STACK_MEMOS; i++)
+		free(rec->memo[i]);
 	unwinder_release(&rec->uw);
 	capture_release(&rec->capture);
 	prof_spool_writer_close(rec->w);

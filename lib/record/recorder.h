@@ -27,6 +27,18 @@
  */
 #define BLOCK_INTERVAL_NS 1000000000ull
 
+/* A thread's previous user stack, root first, with its spool nodes. */
+#define STACK_MEMOS 64
+struct stack_memo {
+	uint32_t thread;		/* spool id; 0: none */
+	uint32_t gen;			/* of its process's address space */
+	int cause;			/* of its truncation (0: complete) */
+	uint32_t root;			/* the truncation marker's node, when cause */
+	size_t n;
+	uint64_t pc[UNWIND_MAX_FRAMES];
+	uint32_t node[UNWIND_MAX_FRAMES];
+};
+
 struct prof_recorder {
 	struct prof_recorder_opts opts;
 	struct prof_spool_writer *w;
@@ -54,6 +66,7 @@ struct prof_recorder {
 	bool ring_had_data;
 	struct prof_recording_summary sum;
 	struct unwinder uw;		/* the address spaces' shared unwinder */
+	struct stack_memo *memo[STACK_MEMOS];	/* by thread spool id, made when needed */
 	struct unwind_result unwound;
 	uint32_t frames[UNWIND_MAX_FRAMES / 2 + UNWIND_MAX_FRAMES + 1];
 	bool kernel;			/* kernel callchains are sampled */

@@ -44,6 +44,80 @@ static uint64_t record_time(const struct perf_event_header *h)
 	return t;
 }
 
+/* The spool frame of user pc PC of PROC. */
+static int64_t user_frame(struct prof_recorder *rec, struct proc *proc, uint64_t pc)
+{
+	struct as_module *m = as_find(&proc->as, pc);
+	struct prof_frame f = { .kind = PROF_FRAME_ANON, .ref = proc->spool_id, .addr = pc };
+	int64_t id;
+
+	if (m) {
+		id = pt_module_id(&rec->pt, proc, m);
+		if (id < 0)
+			return id;
+		f = (struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)id,
+					 .addr = pc - m->start + m->pgoff };
+	}
+	return prof_spool_intern_frame(rec->w, &f);
+}
+
+/*
+ * The stack node of U's user frames, root first: a truncated stack's
+ * marker, then the frames from the outermost in.  A thread's samples
+ * mostly share their outer frames with its previous one: those nodes are
+ * taken from the thread's memo (while its process's mappings stay as they
+ * were), so only the frames that changed are looked up in the spool's
+ * maps, two lookups each, that miss the CPU's caches on a big recording.
+ */
+static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struct proc *proc,
+				 const struct unwind_result *u)
+{
+	struct stack_memo *m = rec->memo[t->spool_id % STACK_MEMOS];
+	int64_t node = 0, frame;
+	size_t i, same = 0;
+
+	if (!m) {
+		m = rec->memo[t->spool_id % STACK_MEMOS] = calloc(1, sizeof(*m));
+		if (!m)
+			return error_setx(-ENOMEM, "out of memory");
+	}
+	if (m->thread != t->spool_id || m->gen != proc->as.gen || m->cause != u->cause) {
+		m->thread = t->spool_id;
+		m->gen = proc->as.gen;
+		m->cause = u->cause;
+		m->n = 0;
+	}
+	while (same < m->n && same < u->n && m->pc[same] == u->pc[u->n - 1 - same])
+		same++;
+	if (same) {
+		node = m->node[same - 1];
+	} else if (u->cause) {
+		frame = prof_spool_intern_frame(rec->w, &(struct prof_frame){
+			.kind = PROF_FRAME_TRUNCATED, .addr = (uint64_t)u->cause });
+		node = frame < 0 ? frame : prof_spool_intern_stack(rec->w, 0, (uint32_t)frame);
+		if (node < 0)
+			return node;
+		m->root = (uint32_t)node;
+	}
+	if (!same && u->cause)
+		node = m->root;
+	for (i = same; i < u->n; i++) {
+		uint64_t pc = u->pc[u->n - 1 - i];
+
+		frame = user_frame(rec, proc, pc);
+		node = frame < 0 ? frame : prof_spool_intern_stack(rec->w, (uint32_t)node,
+								   (uint32_t)frame);
+		if (node < 0) {
+			m->n = 0;
+			return node;
+		}
+		m->pc[i] = pc;
+		m->node[i] = (uint32_t)node;
+	}
+	m->n = u->n;
+	return node;
+}
+
 static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t size)
 {
 	const uint8_t *end = p + size;
@@ -150,33 +224,14 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 			rec->sum.fallback_frames[i] += u->fallback[i];
 		rec->sum.frames += u->n;
 	}
-	for (i = 0; i < u->n; i++) {
-		struct as_module *m = as_find(&proc->as, u->pc[i]);
-		struct prof_frame f = { .kind = PROF_FRAME_ANON, .ref = proc->spool_id,
-					.addr = u->pc[i] };
-
-		if (m) {
-			id = pt_module_id(&rec->pt, proc, m);
-			if (id < 0)
-				return (int)id;
-			f = (struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)id,
-						 .addr = u->pc[i] - m->start + m->pgoff };
-		}
-		id = prof_spool_intern_frame(rec->w, &f);
-		if (id < 0)
-			return (int)id;
-		rec->frames[n++] = (uint32_t)id;
-	}
 	if (u->cause) {
-		id = prof_spool_intern_frame(rec->w, &(struct prof_frame){
-			.kind = PROF_FRAME_TRUNCATED, .addr = (uint64_t)u->cause });
-		if (id < 0)
-			return (int)id;
-		rec->frames[n++] = (uint32_t)id;
 		rec->sum.truncated_stacks++;
 		rec->sum.unwind_errors[u->cause]++;
 	}
-	id = prof_spool_intern_frames(rec->w, rec->frames, n);
+	id = intern_user_stack(rec, t, proc, u);
+	/* the kernel's frames on top, the leaf last */
+	while (id >= 0 && n--)
+		id = prof_spool_intern_stack(rec->w, (uint32_t)id, rec->frames[n]);
 	if (id < 0)
 		return (int)id;
 	r = prof_spool_add_sample(rec->w, &(struct prof_sample){
@@ -263,6 +318,69 @@ static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
 	}
 }
 
+/*
+ * A sample carries the whole stack copy it asked for (32 KiB by default),
+ * of which only dyn_size bytes hold stack: keep those, so that the sorter
+ * holds a few KiB, not 32, per sample.  The trimmed record says stack
+ * size = dyn_size.  Its length, or 0 to keep the record as it is; *OFF is
+ * where the stack starts, *DYN its size.
+ */
+static size_t trimmed_size(const struct prof_recorder *rec, const struct perf_event_header *h,
+			   size_t *ret_off, uint64_t *ret_dyn)
+{
+	const uint8_t *p = (const uint8_t *)h, *end = p + h->size;
+	size_t off = sizeof(*h) + 40;	/* ip, pid/tid, time, cpu/res, period */
+	uint64_t nr, abi, size, dyn;
+
+	if (h->type != PERF_RECORD_SAMPLE)
+		return 0;
+	if (rec->kernel) {
+		if (off + 8 > h->size)
+			return 0;
+		memcpy(&nr, p + off, 8);
+		if (nr > (h->size - off - 8) / 8)
+			return 0;
+		off += 8 + nr * 8;
+	}
+	if (off + 8 > h->size)
+		return 0;
+	memcpy(&abi, p + off, 8);
+	off += 8 + (abi != PERF_SAMPLE_REGS_ABI_NONE ? PERF_REGS_COUNT * 8 : 0);
+	if (off + 8 > h->size)
+		return 0;
+	memcpy(&size, p + off, 8);
+	off += 8;
+	if (!size || size > (uint64_t)(end - (p + off)) || (uint64_t)(end - (p + off)) - size < 8)
+		return 0;
+	memcpy(&dyn, p + off + size, 8);
+	if (dyn >= size)
+		return 0;
+	*ret_off = off;
+	*ret_dyn = dyn;
+	return off + dyn + 8;
+}
+
+/* Copy sample H into the sorter, its stack cut to what it holds. */
+static int push_sample(struct prof_recorder *rec, const struct perf_event_header *h, int cpu)
+{
+	uint64_t dyn = 0;
+	size_t off = 0, n = trimmed_size(rec, h, &off, &dyn);
+	struct perf_event_header th = *h;
+	uint8_t *out;
+
+	if (!n)
+		return sorter_push(&rec->sorter, record_time(h), cpu, h, h->size);
+	out = sorter_add(&rec->sorter, record_time(h), cpu, n);
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, h, off + dyn);
+	memcpy(out + off - 8, &dyn, 8);		/* the stack's size: what it holds */
+	memcpy(out + off + dyn, &dyn, 8);
+	th.size = (uint16_t)n;
+	memcpy(out, &th, sizeof(th));
+	return 0;
+}
+
 /* Move every ring's records into the sorter. */
 int rec_drain_rings(struct prof_recorder *rec)
 {
@@ -277,7 +395,9 @@ int rec_drain_rings(struct prof_recorder *rec)
 			continue;
 		rec->ring_had_data = true;
 		while (r >= 0 && (h = perf_ring_next(ring)))
-			r = sorter_push(&rec->sorter, record_time(h), ring->cpu, h, h->size);
+			r = h->type == PERF_RECORD_SAMPLE
+				    ? push_sample(rec, h, ring->cpu)
+				    : sorter_push(&rec->sorter, record_time(h), ring->cpu, h, h->size);
 		perf_ring_end(ring);
 		if (r < 0)
 			return r;

@@ -33,22 +33,32 @@ static bool before(const struct sorted_rec *a, const struct sorted_rec *b)
 
 int sorter_push(struct sorter *s, uint64_t time, int cpu, const void *rec, size_t len)
 {
+	void *p = sorter_add(s, time, cpu, len);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, rec, len);
+	return 0;
+}
+
+void *sorter_add(struct sorter *s, uint64_t time, int cpu, size_t len)
+{
 	struct sorted_rec *r;
 	size_t i;
 	void *heap = s->heap;
-	int err = grow_array(&heap, &s->cap, s->len + 1, sizeof(*s->heap));
 
+	if (grow_array(&heap, &s->cap, s->len + 1, sizeof(*s->heap)) < 0)
+		return NULL;
 	s->heap = heap;
-	if (err < 0)
-		return err;
 	r = malloc(sizeof(*r) + len);
-	if (!r)
-		return error_setx(-ENOMEM, "out of memory");
+	if (!r) {
+		error_setx(-ENOMEM, "out of memory");
+		return NULL;
+	}
 	r->time = time;
 	r->seq = s->seq++;
 	r->len = (uint32_t)len;
 	r->cpu = cpu;
-	memcpy(r->data, rec, len);
 	for (i = s->len++; i > 0; i = (i - 1) / 2) {
 		struct sorted_rec *parent = s->heap[(i - 1) / 2];
 
@@ -57,7 +67,7 @@ int sorter_push(struct sorter *s, uint64_t time, int cpu, const void *rec, size_
 		s->heap[i] = parent;
 	}
 	s->heap[i] = r;
-	return 0;
+	return r->data;
 }
 
 const struct sorted_rec *sorter_pop(struct sorter *s, uint64_t watermark)

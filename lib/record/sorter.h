@@ -32,6 +32,9 @@ void sorter_release(struct sorter *s);
 /* Copy a record in.  0 or -ENOMEM. */
 int sorter_push(struct sorter *s, uint64_t time, int cpu, const void *rec, size_t len);
 
+/* The same, the caller writing the LEN bytes of the record at the pointer it gets; NULL: ENOMEM. */
+void *sorter_add(struct sorter *s, uint64_t time, int cpu, size_t len);
+
 /* The oldest record with time <= WATERMARK, or NULL; valid until the next pop. */
 const struct sorted_rec *sorter_pop(struct sorter *s, uint64_t watermark);
 

@@ -30,12 +30,13 @@ enum unwind_engine {
 	UNWIND_CHECK,		/* both, compared; the compiled engine's result is kept */
 };
 
-#define RULE_CACHE_SIZE 4096
+#define RULE_CACHE_SIZE 8192
 
+/* A rule of a file's table, by the file-relative address it holds at. */
 struct rule_cache_entry {
-	uint64_t pc;
-	uint32_t gen;
-	uint32_t kind;		/* enum walk_kind (unwind_walk.c) */
+	uint64_t svma;
+	uint32_t table;		/* utable_id(); 0: empty */
+	uint32_t pad;
 	struct urule rule;
 };
 

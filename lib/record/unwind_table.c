@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -29,6 +30,11 @@
 #include "unwind_table.h"
 
 #define DEFAULT_MAX_BYTES (64u << 20)
+/*
+ * A table no mapping uses any more is kept this long before it is freed:
+ * make -j runs one cc1 after another, often with none alive in between.
+ */
+#define UNUSED_GRACE_NS 10000000000ull
 /* What counts as _start without an FDE: its first bytes */
 #define ENTRY_NO_FDE_BYTES 64
 
@@ -45,6 +51,8 @@ struct ufde {
 
 struct utable {
 	unsigned refs;
+	uint32_t id;
+	uint64_t unused_since_ns;	/* when refs fell to 0 */
 	/* the file's identity */
 	uint8_t build_id[64];
 	uint8_t build_id_len;
@@ -334,6 +342,32 @@ static int table_open(struct utables *ts, struct utable *t, const struct as_modu
 
 /* ---- finding a table ----------------------------------------------------- */
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Free the tables no mapping has used for the grace period (all of them: ALL). */
+static void sweep(struct utables *ts, bool all)
+{
+	uint64_t now = now_ns();
+	size_t i = 0;
+
+	while (i < ts->n) {
+		struct utable *t = ts->v[i];
+
+		if (!t->refs && (all || now - t->unused_since_ns >= UNUSED_GRACE_NS)) {
+			ts->v[i] = ts->v[--ts->n];
+			table_free(ts, t);
+		} else {
+			i++;
+		}
+	}
+}
+
 static bool same_file(const struct utable *t, const struct as_module *m, const struct stat *st)
 {
 	if (t->build_id_len || m->build_id_len)
@@ -355,6 +389,7 @@ struct utable *utables_get(struct utables *ts, const struct as_module *m, bool *
 	*no_cfi = false;
 	if (!m->open_path || !m->elf_ok)
 		return NULL;
+	sweep(ts, false);
 	if (!m->build_id_len && stat(m->open_path, &st) < 0)
 		return NULL;
 	for (i = 0; i < ts->n; i++)
@@ -388,23 +423,24 @@ struct utable *utables_get(struct utables *ts, const struct as_module *m, bool *
 	}
 	t->entry_fde = t->entry ? fde_at(t, t->entry) : t->nfde;
 	ts->v[ts->n++] = t;
-	ts->files++;
+	t->id = (uint32_t)++ts->files;
 	if (ts->bytes > ts->peak_bytes)
 		ts->peak_bytes = ts->bytes;
 	return t;
 }
 
+uint32_t utable_id(const struct utable *t)
+{
+	return t->id;
+}
+
 void utables_put(struct utables *ts, struct utable *t)
 {
-	size_t i;
-
 	if (!t || --t->refs)
 		return;
-	for (i = 0; i < ts->n && ts->v[i] != t; i++)
-		;
-	if (i < ts->n)
-		ts->v[i] = ts->v[--ts->n];
-	table_free(ts, t);
+	t->unused_since_ns = now_ns();
+	/* past the memory bound, what no one uses goes at once */
+	sweep(ts, ts->bytes > ts->max_bytes);
 }
 
 /* ---- compiling an FDE ---------------------------------------------------- */

@@ -70,12 +70,17 @@ void utables_release(struct utables *ts);
 /*
  * The table of M's file, one more reference to it: the table another
  * process's mapping of the same file opened (same build-id, else same
- * device, inode, size and mtime), or a new one.  NULL when the file has no
+ * device, inode, size and mtime), or a new one.  A table no mapping uses is
+ * kept for ten seconds (make -j runs one cc1 after another), then freed;
+ * at once when the tables pass max_bytes.  NULL when the file has no
  * CFI that a table can index (no ELF file read, no .eh_frame_hdr and no
  * .debug_frame), or on ENOMEM; *NO_CFI says whether the file has no CFI
  * at all (frame pointers are then the only way through it).
  */
 struct utable *utables_get(struct utables *ts, const struct as_module *m, bool *no_cfi);
+
+/* A number no other table of TS had or will have. */
+uint32_t utable_id(const struct utable *t);
 
 /* Drop a reference; the last frees the table.  NULL is fine. */
 void utables_put(struct utables *ts, struct utable *t);

@@ -4,9 +4,10 @@
  * and rbp, and takes each frame's rule from a small cache in front of the
  * per-file tables (unwind_table.c).
  *
- * Per frame, in order: the rule cache, keyed by pc and the address
- * space's generation (so a rule never outlives a change of the mappings);
- * on a miss the module, its table and the rule of the pc.  A pc no CFI
+ * Per frame: the module of the pc, its file's table, and the rule of the
+ * file-relative pc from a cache in front of the tables, keyed by table and
+ * address, so that the seventieth cc1 of a make -j finds its rules there
+ * as the first left them.  A pc no CFI
  * covers, in anonymous code (a JIT's) or in a file without CFI (Go,
  * hand-written assembly), is walked by frame pointers, strictly: rbp must
  * lie at or above rsp, every read inside the stack copy, the stack must
@@ -32,35 +33,47 @@ enum walk_kind {
 /* Stop the walk: 1 complete, or -cause. */
 #define DONE 1
 
-static void lookup(struct addr_space *as, uint64_t pc, uint32_t *kind, struct urule *rule)
+static void lookup(struct addr_space *as, uint64_t pc, struct as_module **last, uint32_t *kind,
+		   struct urule *rule)
 {
 	struct unwinder *uw = as->uw;
-	struct rule_cache_entry *e = &uw->cache[(pc ^ (pc >> 13)) % RULE_CACHE_SIZE];
-	struct as_module *m;
+	struct rule_cache_entry *e;
+	struct as_module *m = *last;
 	struct utable *t;
 
-	if (e->pc == pc && e->gen == as->gen) {
-		uw->cache_hits++;
-		*kind = e->kind;
-		*rule = e->rule;
-		return;
-	}
-	uw->cache_misses++;
+	/* most callers are in the module of the frame before */
+	if (!m || pc < m->start || pc >= m->end)
+		m = *last = as_find(as, pc);
+	uint64_t svma;
+	uint32_t id;
+
 	*rule = (struct urule){ .cfa = UCFA_NONE };
-	m = as_find(as, pc);
 	if (!m) {
 		*kind = WALK_FP_ANON;
-	} else if (!m->elf_ok || !m->open_path) {
-		*kind = WALK_FP_NO_CFI;	/* nothing to read it with, libdwfl neither */
-	} else if (!(t = as_table(as, m))) {
-		*kind = m->no_cfi ? WALK_FP_NO_CFI : WALK_DWFL;
-	} else {
-		*rule = utable_rule(&uw->tables, t, pc - m->bias);
-		*kind = rule->cfa == UCFA_NONE	   ? WALK_FP_NO_CFI
-			: rule->cfa == UCFA_FALLBACK ? WALK_DWFL
-						     : WALK_RULE;
+		return;
 	}
-	*e = (struct rule_cache_entry){ .pc = pc, .gen = as->gen, .kind = *kind, .rule = *rule };
+	if (!m->elf_ok || !m->open_path) {
+		*kind = WALK_FP_NO_CFI;	/* nothing to read it with, libdwfl neither */
+		return;
+	}
+	if (!(t = as_table(as, m))) {
+		*kind = m->no_cfi ? WALK_FP_NO_CFI : WALK_DWFL;
+		return;
+	}
+	svma = pc - m->bias;
+	id = utable_id(t);
+	e = &uw->cache[(svma ^ (svma >> 13) ^ (uint64_t)id * 0x9e3779b1u) % RULE_CACHE_SIZE];
+	if (e->svma == svma && e->table == id) {
+		uw->cache_hits++;
+		*rule = e->rule;
+	} else {
+		uw->cache_misses++;
+		*rule = utable_rule(&uw->tables, t, svma);
+		*e = (struct rule_cache_entry){ .svma = svma, .table = id, .rule = *rule };
+	}
+	*kind = rule->cfa == UCFA_NONE	     ? WALK_FP_NO_CFI
+		: rule->cfa == UCFA_FALLBACK ? WALK_DWFL
+					     : WALK_RULE;
 }
 
 /* The word at ADDR from the stack copy: 0, or -cause. */
@@ -170,6 +183,7 @@ void unwind_walk(struct addr_space *as, struct unwind_result *res)
 {
 	struct regs r = { .ip = as->regs[8], .sp = as->regs[7], .bp = as->regs[6], .bp_ok = true,
 			  .exact = true };
+	struct as_module *last = NULL;
 	struct urule rule;
 	uint32_t kind;
 	uint64_t pc;
@@ -182,7 +196,7 @@ void unwind_walk(struct addr_space *as, struct unwind_result *res)
 		}
 		pc = r.exact ? r.ip : r.ip - 1;	/* a return address: look up the call */
 		res->pc[res->n++] = pc;
-		lookup(as, pc, &kind, &rule);
+		lookup(as, pc, &last, &kind, &rule);
 		if (rule.flags & URULE_ENTRY)
 			return;	/* the program's entry: nothing calls it */
 		switch (kind) {
