@@ -49,7 +49,8 @@ static const struct argp_option record_options[] = {
 	{ "event", 'e', "EVENT", 0, "cpu-clock, task-clock or cycles (default: cycles, "
 				    "else cpu-clock)", 0 },
 	{ "stack-size", 's', "BYTES", 0, "user stack copied per sample; K suffix allowed "
-					 "(default: 32K, max 65528)", 0 },
+					 "(default: 65528, the kernel's limit, which is the max; 32K above "
+					 "4000 Hz)", 0 },
 	{ "kernel", 'k', NULL, 0, "record kernel frames too, above the user stack", 0 },
 	{ "no-inherit", OPT_NO_INHERIT, NULL, 0, "do not follow child processes (threads are "
 						 "still followed)", 0 },
@@ -373,10 +374,13 @@ static void print_unwinding(const struct prof_recording_summary *s)
 	if (s->unwind_check_samples)
 		fprintf(stderr, "prof: unwind check: %" PRIu64 " samples, %" PRIu64 " identical "
 			"(%.3f%%), %" PRIu64 " with the same frames but another completeness, %"
-			PRIu64 " with other frames\n", s->unwind_check_samples, s->unwind_check_same,
+			PRIu64 " where libdwfl lost the caller of a leaf frame, %" PRIu64 " where "
+			"libdwfl stopped and the compiled walk went on to the end, %" PRIu64
+			" with other frames\n", s->unwind_check_samples, s->unwind_check_same,
 			100.0 * (double)s->unwind_check_same / (double)s->unwind_check_samples,
-			s->unwind_check_same_frames,
-			s->unwind_check_samples - s->unwind_check_same - s->unwind_check_same_frames);
+			s->unwind_check_same_frames, s->unwind_check_entry, s->unwind_check_further,
+			s->unwind_check_samples - s->unwind_check_same - s->unwind_check_same_frames -
+				s->unwind_check_entry - s->unwind_check_further);
 }
 
 static int exit_status(int status)

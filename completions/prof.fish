@@ -60,7 +60,7 @@ complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l chil
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l output -s o -r -F -d 'write the spool to FILE (default prof.spool)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l freq -s F -x -a 'max' -d 'sample HZ times a second, or max (default 999)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l event -s e -x -a 'cpu-clock task-clock cycles' -d 'the event to sample'
-complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l stack-size -s s -x -d 'user stack copied per sample (default 32K, max 65528)'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l stack-size -s s -x -d "user stack copied per sample (default: 65528, the kernel's limit, which is the max; 32K above 4000 Hz)"
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l kernel -s k -d 'record kernel frames too, above the user stack'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l no-inherit -d 'do not follow child processes (threads are still followed)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l duration -s d -x -d 'stop after SECONDS, sending the command SIGTERM'

@@ -894,15 +894,19 @@ enum prof_refresh_outcome {
 };
 
 #define PROF_DEFAULT_FREQ 999
-#define PROF_DEFAULT_STACK (32u << 10)
 #define PROF_MAX_STACK 65528u	/* the kernel's limit for a user stack copy */
+#define PROF_DEFAULT_STACK PROF_MAX_STACK
+/* Above this rate the default copy is PROF_HIGH_FREQ_STACK: a ring holds twice the samples. */
+#define PROF_FULL_STACK_MAX_FREQ 4000u
+#define PROF_HIGH_FREQ_STACK (32u << 10)
 
 struct prof_recorder_opts {
 	size_t sz;			/* sizeof(struct prof_recorder_opts) */
 	uint64_t freq_hz;		/* 0: PROF_DEFAULT_FREQ */
 	bool freq_max;			/* sample at the kernel's maximum rate */
 	enum prof_event_kind event;
-	uint32_t stack_bytes;		/* 0: PROF_DEFAULT_STACK; rounded up to 8 */
+	uint32_t stack_bytes;		/* 0: PROF_DEFAULT_STACK (PROF_HIGH_FREQ_STACK above
+					 * PROF_FULL_STACK_MAX_FREQ); rounded up to 8 */
 	bool no_inherit;		/* follow new threads, not new processes */
 	bool children;			/* attaching: also the descendants that exist */
 	bool include_kernel;		/* kernel frames too (retried user-only if refused) */
@@ -949,6 +953,8 @@ struct prof_recording_summary {
 	 * frames and completeness; those with the same frames only
 	 */
 	uint64_t unwind_check_samples, unwind_check_same, unwind_check_same_frames;
+	uint64_t unwind_check_entry;	/* libdwfl lost the caller of a leaf frame */
+	uint64_t unwind_check_further;	/* libdwfl stopped, the compiled walk went on to the end */
 };
 
 struct prof_recorder;

@@ -199,16 +199,41 @@ static void retire_into(struct addr_space *as, struct as_module *m, uint32_t *re
 	module_release(as, m);
 }
 
-static void report_module(Dwfl *dwfl, struct as_module *m)
+/*
+ * Tell libdwfl of M's file, once: a file mapped in several executable
+ * segments (node's text, init and a page of its own) is one module to
+ * libdwfl, which covers every segment at once.  Reporting it again is an
+ * "overlap" that makes libdwfl 0.188 drop the module it had: the frames in
+ * that file then went unwound, by frame pointers.  SAME: a mapping of the
+ * same file with the same bias was reported already.
+ */
+static void report_module(Dwfl *dwfl, struct as_module *m, bool same)
 {
 	const char *name;
 
-	if (!m->elf_ok || !m->open_path)
+	if (!m->elf_ok || !m->open_path || same)
 		return;
 	name = strrchr(m->path, '/');
 	name = name ? name + 1 : m->path;
 	if (!dwfl_report_elf(dwfl, name, m->open_path, -1, m->bias, true))
 		pr_debug("libdwfl cannot use '%s': %s, skipping", m->path, dwfl_errmsg(-1));
+}
+
+/*
+ * Whether another mapping of the file of module AT, with its bias, was
+ * reported to libdwfl: one before it (LIVE: any, the session has them all).
+ */
+static bool reported_before(const struct addr_space *as, size_t at, bool live)
+{
+	const struct as_module *m = &as->mods[at];
+	size_t i;
+
+	for (i = 0; i < (live ? as->nmods : at); i++)
+		if (i != at && as->mods[i].elf_ok && as->mods[i].bias == m->bias &&
+		    as->mods[i].inode == m->inode && as->mods[i].dev_major == m->dev_major &&
+		    as->mods[i].dev_minor == m->dev_minor && !strcmp(as->mods[i].path, m->path))
+			return true;
+	return false;
 }
 
 int as_add(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t *nretired)
@@ -248,7 +273,7 @@ int as_add(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t
 	 */
 	if (as->dwfl && !as->dwfl_stale) {
 		dwfl_report_begin_add(as->dwfl);
-		report_module(as->dwfl, &as->mods[at]);
+		report_module(as->dwfl, &as->mods[at], reported_before(as, at, true));
 		dwfl_report_end(as->dwfl, NULL, NULL);
 	}
 	return 0;
@@ -476,7 +501,7 @@ bool as_dwfl(struct addr_space *as)
 		return false;
 	dwfl_report_begin(as->dwfl);
 	for (i = 0; i < as->nmods; i++)
-		report_module(as->dwfl, &as->mods[i]);
+		report_module(as->dwfl, &as->mods[i], reported_before(as, i, false));
 	dwfl_report_end(as->dwfl, NULL, NULL);
 	if (!dwfl_attach_state(as->dwfl, NULL, as->pid, &thread_callbacks, as)) {
 		dwfl_end(as->dwfl);

@@ -76,18 +76,23 @@ static int check_opts(struct prof_recorder_opts *o)
 {
 	uint64_t max = 0;
 
-	if (o->stack_bytes == 0)
-		o->stack_bytes = PROF_DEFAULT_STACK;
-	o->stack_bytes = (o->stack_bytes + 7) & ~7u;
-	if (o->stack_bytes > PROF_MAX_STACK)
-		return error_setx(-EINVAL, "stack size %u is above the kernel's maximum of %u bytes",
-				  o->stack_bytes, PROF_MAX_STACK);
 	if (prof_max_sample_rate(&max) < 0)
 		max = 100000;
 	if (o->freq_max)
 		o->freq_hz = max;
 	if (o->freq_hz == 0)
 		o->freq_hz = PROF_DEFAULT_FREQ;
+	/*
+	 * The ring holds a sample's whole stack copy, used or not: above a few
+	 * kHz a half-size copy keeps twice the samples in the same ring.
+	 */
+	if (o->stack_bytes == 0)
+		o->stack_bytes = o->freq_hz > PROF_FULL_STACK_MAX_FREQ ? PROF_HIGH_FREQ_STACK
+								  : PROF_DEFAULT_STACK;
+	o->stack_bytes = (o->stack_bytes + 7) & ~7u;
+	if (o->stack_bytes > PROF_MAX_STACK)
+		return error_setx(-EINVAL, "stack size %u is above the kernel's maximum of %u bytes",
+				  o->stack_bytes, PROF_MAX_STACK);
 	if (o->freq_hz > max)
 		return error_setx(-EINVAL, "sampling frequency %llu Hz is above the kernel's maximum "
 				  "of %llu Hz (kernel.perf_event_max_sample_rate)",
@@ -308,6 +313,8 @@ void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recordin
 	ret->unwind_check_samples = rec->uw.check_samples;
 	ret->unwind_check_same = rec->uw.check_same;
 	ret->unwind_check_same_frames = rec->uw.check_same_frames;
+	ret->unwind_check_entry = rec->uw.check_entry;
+	ret->unwind_check_further = rec->uw.check_further;
 }
 
 /* Reconcile: a process whose exit record never came but is gone. */

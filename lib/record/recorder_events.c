@@ -144,17 +144,28 @@ static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64
 /* The smallest ring the default sizing falls back to under a locked-memory limit. */
 #define MIN_RING_PAGES 16
 
-static size_t ring_pages(const struct prof_recorder_opts *o, size_t page)
+/* What the default rings may take in all: a few CPUs get 32 MiB each, many get less. */
+#define MAX_RING_BYTES_TOTAL (256u << 20)
+
+static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t ncpus)
 {
-	size_t want, pages = 1;
+	size_t want, pages = 1, most = 8192;
 
 	if (o->mmap_pages)
 		return o->mmap_pages;
-	/* room for ~64 samples at full stack size: 100 ms of a busy CPU at 640 Hz */
+	/*
+	 * Room for ~64 samples at full stack size (100 ms of a busy CPU at 640
+	 * Hz), and more as the rate grows: at 20 kHz on busy threads a 32 MiB
+	 * ring fills in ~30 ms, as long as the recorder may wait for a CPU.  At
+	 * most 32 MiB a CPU, and 256 MiB in all; the recorder drains a ring when
+	 * it is a quarter full.
+	 */
 	want = ((size_t)o->stack_bytes + 512) * 64 / page;
 	if (o->freq_hz > 2000)
-		want *= 4;
-	while (pages < want && pages < 16384)
+		want *= o->freq_hz / 1000;
+	while (ncpus && most > MIN_RING_PAGES && most * page * ncpus > MAX_RING_BYTES_TOTAL)
+		most /= 2;
+	while (pages < want && pages < most)
 		pages <<= 1;
 	return pages < MIN_RING_PAGES ? MIN_RING_PAGES : pages;
 }
@@ -229,8 +240,8 @@ int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, boo
 	int fd, r;
 
 	if (!rec->ring_pages)
-		rec->ring_pages = fit_locked_limit(ring_pages(o, page), page, rec->ncpus,
-						   !o->mmap_pages);
+		rec->ring_pages = fit_locked_limit(ring_pages(o, page, rec->ncpus), page,
+						   rec->ncpus, !o->mmap_pages);
 	pages = rec->ring_pages;
 
 	for (i = 0; i < rec->ncpus; i++) {

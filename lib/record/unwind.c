@@ -9,9 +9,11 @@
  * offset per frame, to be explained).  The spool gets the compiled
  * engine's frames in every mode but dwfl.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "addr_space.h"
 #include "internal.h"
@@ -101,6 +103,54 @@ static void log_frames(FILE *f, struct addr_space *as, const char *engine,
 	fputc('\n', f);
 }
 
+/* Whether the instruction before return address RA of module M is a call. */
+static bool follows_call(const struct as_module *m, uint64_t ra)
+{
+	uint8_t b[8];
+	int fd, k;
+	bool call = false;
+
+	if (!m->open_path || ra - m->start < sizeof(b) || ra > m->end)
+		return false;
+	fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (pread(fd, b, sizeof(b), (off_t)(ra - m->start + m->pgoff - sizeof(b))) ==
+	    (ssize_t)sizeof(b)) {
+		call = b[3] == 0xe8;	/* call rel32 */
+		for (k = 2; k <= 7 && !call; k++)	/* call r/m64: ff /2 */
+			call = b[8 - k] == 0xff && ((b[9 - k] >> 3) & 7) == 2;
+	}
+	close(fd);
+	return call;
+}
+
+/*
+ * Whether O, libdwfl's frames, are RES's without its second, where the
+ * sampled frame's CFI row says the return address is at rsp (a leaf, or
+ * a function's first instruction) and the compiled engine's second frame
+ * follows a call instruction.  libdwfl 0.188 unwinds some such frames in
+ * node (OpenSSL's, V8's) by frame pointer instead, losing that caller.
+ */
+static bool lost_leaf_caller(struct addr_space *as, const struct unwind_result *res,
+			     const struct unwind_result *o)
+{
+	struct as_module *m, *caller;
+	struct utable *t;
+	struct urule r;
+
+	if (res->n != o->n + 1 || res->n < 2 || res->pc[0] != o->pc[0] ||
+	    memcmp(&res->pc[2], &o->pc[1], (o->n - 1) * sizeof(*o->pc)))
+		return false;
+	m = as_find(as, res->pc[0]);
+	t = m ? as_table(as, m) : NULL;
+	if (!t)
+		return false;
+	r = utable_rule(&as->uw->tables, t, res->pc[0] - m->bias);
+	caller = as_find(as, res->pc[1]);
+	return r.cfa == UCFA_RSP && r.cfa_off == 8 && caller && follows_call(caller, res->pc[1] + 1);
+}
+
 static void check(struct addr_space *as, const struct unwind_result *res)
 {
 	struct unwinder *uw = as->uw;
@@ -118,13 +168,26 @@ static void check(struct addr_space *as, const struct unwind_result *res)
 	} else {
 		bool frames = o->n == res->n && !memcmp(o->pc, res->pc, res->n * sizeof(*res->pc));
 
+		bool entry = !frames && lost_leaf_caller(as, res, o);
+		/* a frame without CFI: frame pointers, or a leaf's return address */
+		bool further = !frames && !entry && o->cause && !res->cause && o->n < res->n &&
+			       !memcmp(o->pc, res->pc, o->n * sizeof(*o->pc));
+
 		if (frames)
 			uw->check_same_frames++;
+		else if (entry)
+			uw->check_entry++;
+		else if (further)
+			uw->check_further++;
 		else
 			uw->check_diff[res->cause]++;
 		if (uw->check_log) {
 			fprintf(uw->check_log, "pid %d tid %d: %s\n", (int)as->pid, (int)as->tid,
-				frames ? "the same frames, complete for one only" : "other frames");
+				entry	     ? "libdwfl lost the caller of a leaf frame"
+				: further    ? "libdwfl stopped, the compiled walk went on to the end"
+				: !frames    ? "other frames"
+				: res->cause ? "the same frames, complete by libdwfl only"
+					     : "the same frames, complete by the compiled engine only");
 			log_frames(uw->check_log, as, "compiled", res);
 			log_frames(uw->check_log, as, "libdwfl", o);
 		}

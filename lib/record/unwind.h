@@ -50,6 +50,9 @@ struct unwinder {
 	/* PROF_UNWIND=check */
 	uint64_t check_samples, check_same;
 	uint64_t check_same_frames;	/* the same frames, but not the same completeness */
+	uint64_t check_entry;		/* libdwfl lost the caller of a leaf frame */
+	uint64_t check_further;		/* libdwfl stopped where the compiled walk went on
+					 * to a complete stack */
 	uint64_t check_diff[PROF_UNWIND__COUNT];	/* differing samples, by the compiled
 							 * engine's cause (0: complete) */
 	FILE *check_log;	/* PROF_UNWIND_CHECK_LOG: each difference, or NULL */

@@ -89,6 +89,7 @@ static void drop_rows(struct utables *ts, struct utable *t)
 		t->fdes[i] = (struct ufde){ 0 };
 	}
 	ts->bytes -= t->rows_bytes;
+	ts->rows_bytes -= t->rows_bytes;
 	t->rows_bytes = 0;
 }
 
@@ -532,7 +533,7 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 	bool signal = false;
 	void *v;
 
-	if (ts->bytes > ts->max_bytes) {
+	if (ts->rows_bytes > ts->max_bytes) {
 		size_t n;
 
 		for (n = 0; n < ts->n; n++)
@@ -568,6 +569,7 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 		if (grow_array(&v, &cap, f->nrows + 1, sizeof(*f->rows)) < 0)
 			return -ENOMEM;
 		ts->bytes += (cap - f->cap) * sizeof(*f->rows);
+		ts->rows_bytes += (cap - f->cap) * sizeof(*f->rows);
 		t->rows_bytes += (cap - f->cap) * sizeof(*f->rows);
 		f->cap = (uint32_t)cap;
 	}

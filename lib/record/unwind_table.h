@@ -56,7 +56,8 @@ struct utables {
 	struct utable **v;
 	size_t n, cap;
 	uint64_t bytes;		/* rows and indexes held now */
-	uint64_t max_bytes;	/* past this, compiled rows are dropped (and rebuilt) */
+	uint64_t rows_bytes;	/* of which compiled rows */
+	uint64_t max_bytes;	/* past this in rows, they are dropped (and compiled again) */
 	uint64_t peak_bytes;
 	uint64_t flushes;	/* times the rows were dropped for max_bytes */
 	uint64_t files;		/* tables opened in all */

@@ -7,15 +7,16 @@
  * Per frame: the module of the pc, its file's table, and the rule of the
  * file-relative pc from a cache in front of the tables, keyed by table and
  * address, so that the seventieth cc1 of a make -j finds its rules there
- * as the first left them.  A pc no CFI
- * covers, in anonymous code (a JIT's) or in a file without CFI (Go,
- * hand-written assembly), is walked by frame pointers, strictly: rbp must
- * lie at or above rsp, every read inside the stack copy, the stack must
- * grow, and the return address must land in code.  A row the rules cannot
- * encode goes to libdwfl for that frame alone.  A walk is complete when it
- * reaches a frame whose return address is undefined (glibc's _start and
- * clone3 say so in their CFI), the program's entry function, or the end of
- * a frame-pointer chain (rbp 0, as _start leaves it).
+ * as the first left them.  A pc no CFI covers, in anonymous code (a JIT's)
+ * or in a file without CFI (hand-written assembly), is walked by frame
+ * pointers, strictly: rbp must lie at or above rsp, every read inside the
+ * stack copy, the stack must grow, and the return address must land in
+ * code; the sampled frame, if that fails, as a leaf without a frame, its
+ * return address at rsp.  A row the rules cannot encode goes to libdwfl
+ * for that frame alone.  A walk is complete when it reaches a frame whose
+ * return address is undefined (glibc's _start and clone3 say so in their
+ * CFI), the program's entry function, or the end of a frame-pointer chain
+ * (rbp 0, as _start leaves it).
  */
 #include <string.h>
 
@@ -164,6 +165,26 @@ static int fp_step(struct addr_space *as, struct regs *r)
 	return 0;
 }
 
+/*
+ * The sampled frame, when frame pointers fail it: a leaf that keeps no
+ * frame (a JIT's small loop, hand-written assembly) still has its return
+ * address at rsp.  Taken only if it lands in code.  0 or -cause.
+ */
+static int leaf_step(struct addr_space *as, struct regs *r)
+{
+	uint64_t ra;
+	int e = read_word(as, r->sp, &ra);
+
+	if (e < 0)
+		return e;
+	if (!ra || !as_is_code(as, ra - 1))
+		return -PROF_UNWIND_NO_CFI;
+	r->sp += 8;
+	r->ip = ra;
+	r->exact = false;
+	return 0;
+}
+
 static int dwfl_step(struct addr_space *as, struct regs *r, bool first, uint64_t pc)
 {
 	uint64_t ra, sp, bp;
@@ -211,12 +232,16 @@ void unwind_walk(struct addr_space *as, struct unwind_result *res)
 			}
 			res->fallback[PROF_FALLBACK_FP_ANON]++;
 			e = fp_step(as, &r);
+			if (e < 0 && res->n == 1)
+				e = leaf_step(as, &r);
 			if (e == -PROF_UNWIND_NO_CFI)
 				e = -PROF_UNWIND_UNMAPPED;
 			break;
 		case WALK_FP_NO_CFI:
 			res->fallback[PROF_FALLBACK_FP_NO_CFI]++;
 			e = fp_step(as, &r);
+			if (e < 0 && res->n == 1)
+				e = leaf_step(as, &r);
 			break;
 		default:
 			res->fallback[PROF_FALLBACK_DWFL]++;

@@ -131,6 +131,14 @@ static void print_counters(FILE *out, const struct prof_counters *c, const struc
 			any = true;
 		}
 	fprintf(out, "%s\n", any ? "" : " none");
+	if (c->frames) {
+		/* spools of prof 0.2 on: how the user frames were unwound */
+		fprintf(out, "%-14s%" PRIu64 " user frames;", "unwound:", c->frames);
+		for (i = 1; i < PROF_FALLBACK__COUNT; i++)
+			fprintf(out, " %s %" PRIu64, prof_unwind_fallback_name((unsigned)i),
+				c->fallback_frames[i]);
+		fprintf(out, "; the rest by CFI\n");
+	}
 	fprintf(out, "%-14s%" PRIu64 " processes, %" PRIu64 " threads; %" PRIu64
 		" lifecycle gaps, %" PRIu64 " reconciliations\n", "tracked:", c->processes,
 		c->threads, c->lifecycle_gaps, c->reconciliations);

@@ -1,0 +1,162 @@
+#!/usr/bin/env bats
+# The compiled unwinder against libdwfl, its oracle: PROF_UNWIND=check
+# unwinds every sample with both engines.  On the test targets, gcc's cc1,
+# python3, perl, a Go program and node running JavaScript, at least 99.9%
+# of samples must have the same frames, or differ only where the check
+# shows libdwfl wrong: it lost the caller of a leaf frame (the compiled
+# engine's caller follows a call instruction; libdwfl 0.188 does this in
+# node), or it stopped at a frame without CFI where the compiled engine
+# went on (frame pointers, or a leaf's return address: GMP's assembly) to
+# a complete stack.  Where only the completeness differs, libdwfl is wrong
+# too: it
+# calls incomplete a walk that missed a read it did not need (ld.so's
+# start), and complete one whose return address it could not compute.
+# Also: frame pointers through JIT code, tables shared by processes, the
+# tables' memory bound, and the completeness people see.
+load test_helper
+
+setup() {
+	require_perf_events
+	T="$BUILD/targets"
+	cd "$BATS_TEST_TMPDIR"
+}
+
+teardown() {
+	kill_background
+}
+
+# check LOG MIN_PERMILLE COMMAND...: record COMMAND with both engines, and
+# hold the samples whose frames agree, or differ where libdwfl lost a
+# leaf's caller, to MIN_PERMILLE of all.  The check's line is in $check;
+# its log of the differences in LOG.
+check() {
+	local log=$1 min=$2 n same frames leaf
+	shift 2
+	run -0 --separate-stderr env PROF_UNWIND=check PROF_UNWIND_CHECK_LOG="$log" \
+		"$PROF" record -v -o check.spool -- "$@"
+	check=$(grep '^prof: unwind check: ' <<<"$stderr")
+	[[ $check =~ check:\ ([0-9]+)\ samples,\ ([0-9]+)\ identical\ .*,\ ([0-9]+)\ with\ the\ same\ frames\ but\ another\ completeness,\ ([0-9]+)\ where\ .*,\ ([0-9]+)\ where ]] ||
+		fail "no check line in: $stderr"
+	n=${BASH_REMATCH[1]} same=${BASH_REMATCH[2]} frames=${BASH_REMATCH[3]}
+	leaf=${BASH_REMATCH[4]} further=${BASH_REMATCH[5]}
+	((n >= 200)) || fail "only $n samples: $check"
+	agree=$((same + frames + leaf + further))
+	((agree * 1000 >= n * min)) ||
+		fail "agreement in $agree of $n samples: $check; $(head -c 3000 "$log")"
+}
+
+@test "the test targets: both engines give the same frames" {
+	check ladder.log 999 "$T/ladder" 1
+	check recursion.log 999 "$T/recursion" 1
+	check threads.log 999 "$T/threads" 1
+	check cxx.log 999 "$T/cxx_target" 1
+	check inline.log 999 "$T/inline" 1
+	check dlopen.log 999 "$T/dlopen_main" 1
+	check forker.log 999 "$T/forker" 1
+	check jit.log 999 "$T/jit" --frames 1
+}
+
+@test "gcc's cc1 at -O2: the same frames, and 98% of stacks complete at the default copy" {
+	local i
+	for i in $(seq 1 400); do
+		echo "struct s$i { int a, b; double c[4]; };"
+		echo "static int f$i(struct s$i *p, int n) { int k = 0; for (int j = 0; j < n; j++) { k += p->a * j + (int)p->c[j & 3]; if (k > $i) k -= p->b; } return k; }"
+		echo "int g$i(int n) { struct s$i v = { n, $i, { 1, 2, 3, 4 } }; return f$i(&v, n) + (n > 1 ? g$((i > 1 ? i - 1 : 1))(n - 1) : 0); }"
+	done >big.c
+	check cc1.log 999 "$(gcc -print-prog-name=cc1)" -quiet -O2 big.c -o big.s
+	assert_regex "$stderr" "prof: [0-9]+ samples, .*, (9[89]|100)\.[0-9]% complete stacks"
+}
+
+@test "python3 and perl: the same frames" {
+	command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
+	check py.log 999 python3 -c '
+import hashlib, json, time
+t = time.time()
+d = {"a": list(range(300)), "b": "x" * 1000}
+while time.time() - t < 1.5:
+    s = json.dumps(d); json.loads(s); hashlib.sha256(s.encode()).hexdigest()'
+	check perl.log 999 perl -e 'my ($s, $t) = (0, time); while (time - $t < 2) { $s += sqrt($_) for 1 .. 100000 } print "$s\n"'
+}
+
+@test "a Go program (CFI in compressed .debug_frame, no .eh_frame): the same frames" {
+	command -v go >/dev/null || skip_or_fail "go is not installed (golang-go)"
+	mkdir gofib
+	cat >gofib/main.go <<-'EOF'
+	package main
+
+	import (
+		"fmt"
+		"time"
+	)
+
+	//go:noinline
+	func fib(n int) int {
+		if n < 2 {
+			return n
+		}
+		return fib(n-1) + fib(n-2)
+	}
+
+	func main() {
+		start, total := time.Now(), 0
+		for time.Since(start) < 1500*time.Millisecond {
+			total += fib(25)
+		}
+		fmt.Println("go:", total)
+	}
+	EOF
+	printf 'module gofib\ngo 1.19\n' >gofib/go.mod
+	(cd gofib && GOFLAGS=-mod=mod GOCACHE="$BATS_TEST_TMPDIR/gocache" go build -o ../gofib.bin .)
+	check go.log 999 ./gofib.bin
+	run -0 "$PROF" report -q --format=folded check.spool
+	assert_line --regexp '(^|;)main\.main;main\.fib;main\.fib;.* [0-9]+$'
+}
+
+@test "node --perf-basic-prof: 99% of stacks complete through JIT frames, the same frames as libdwfl" {
+	command -v node >/dev/null || skip_or_fail "node is not installed (nodejs)"
+	cat >fib.js <<-'EOF'
+	function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+	const t = Date.now(); let s = 0;
+	while (Date.now() - t < 2000) s += fib(22);
+	console.log("node:", s);
+	EOF
+	check node.log 999 node --perf-basic-prof fib.js
+	assert_regex "$stderr" "prof: [0-9]+ samples, .*, (99|100)\.[0-9]% complete stacks"
+	assert_regex "$stderr" "prof: unwound [0-9]+ user frames: fp-anon [1-9][0-9]*"
+	run -0 "$PROF" report -q --format=folded check.spool
+	# V8's names from the perf map, through three levels of recursion at least
+	grep -qE '(;JS:\*fib [^;]*/fib\.js:1:13){3}' <<<"$output" || fail "no JS fib frames"
+	unset output
+}
+
+@test "JIT code with frame pointers and a frameless JIT leaf: complete stacks to main" {
+	run -0 --separate-stderr "$PROF" record -v -o j.spool -- "$T/jit" --frames 1
+	assert_regex "$stderr" 'prof: unwound [0-9]+ user frames: fp-anon [1-9]'
+	run -0 "$PROF" report -q --format=folded j.spool
+	total=$(awk '{ n += $NF } END { print n }' <<<"$output")
+	hits=$(grep -E '^_start;__libc_start_main;__libc_start_call_main;main;jit_outer;jit_inner [0-9]+$' <<<"$output" | awk '{ print $NF }')
+	((hits * 100 >= total * 95)) || fail "main;jit_outer;jit_inner in $hits of $total samples"
+	run -0 "$PROF" record -q -o l.spool -- "$T/jit" 1
+	run -0 "$PROF" report -q --format=folded l.spool
+	assert_line --regexp '^_start;__libc_start_main;__libc_start_call_main;main;jit_hot_loop [0-9]+$'
+}
+
+@test "one table per file, whatever the number of processes that map it" {
+	run -0 --separate-stderr "$PROF" record -v -o p.spool -- \
+		sh -c "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do '$T/ladder' 0.1; done"
+	assert_regex "$stderr" 'prof: [0-9]+ samples, [0-9]+ lost, 13 processes'
+	[[ $stderr =~ unwind\ tables:\ ([0-9]+)\ files ]] || fail "no tables line: $stderr"
+	# ladder, libc, ld.so, the vDSO, sh: not one per process
+	((BASH_REMATCH[1] <= 6)) || fail "${BASH_REMATCH[1]} tables for 13 processes"
+}
+
+@test "the tables' memory bound: rows dropped and compiled again, the same frames" {
+	local i
+	for i in $(seq 1 200); do
+		echo "static int f$i(int n) { int k = 0; for (int j = 0; j < n; j++) k += j * $i; return k; }"
+		echo "int g$i(int n) { return f$i(n) + (n > 1 ? g$((i > 1 ? i - 1 : 1))(n - 1) : 0); }"
+	done >small.c
+	PROF_UNWIND_TABLE_MAX=16384 check bound.log 999 "$(gcc -print-prog-name=cc1)" -quiet -O2 small.c -o small.s
+	[[ $stderr =~ \ ([0-9]+)\ flushes ]] || fail "no flushes in: $stderr"
+	((BASH_REMATCH[1] > 0)) || fail "the bound was never reached: $stderr"
+}
