@@ -94,48 +94,99 @@ static bool same_file(const char *path, uint32_t maj, uint32_t min, uint64_t ino
 	       st.st_ino == inode;
 }
 
-/* Load bias and build-id from the ELF file at M->open_path. */
-static void read_elf(struct as_module *m)
+/* What the ELF file at PATH says: its PT_LOAD segments and build-id.  False: no ELF file. */
+static bool read_facts(const char *path, struct elf_facts *f)
 {
 	const void *bid;
 	size_t i, phnum;
 	ssize_t len;
+	bool ok = false;
 	Elf *elf;
 	int fd;
 
-	fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return false;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum) < 0)
 		goto out;
-	for (i = 0; i < phnum; i++) {
+	for (i = 0; i < phnum && f->nload < ARRAY_SIZE(f->load); i++) {
 		GElf_Phdr ph;
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		/* the segment this mapping's file offset falls in */
-		if (m->pgoff + 1 > (ph.p_offset & ~(uint64_t)0xfff) &&
-		    m->pgoff < ph.p_offset + ph.p_filesz) {
-			m->bias = m->start - m->pgoff - (ph.p_vaddr - ph.p_offset);
-			m->elf_ok = true;
-			break;
-		}
+		f->load[f->nload].offset = ph.p_offset;
+		f->load[f->nload].vaddr = ph.p_vaddr;
+		f->load[f->nload++].filesz = ph.p_filesz;
 	}
 	len = dwelf_elf_gnu_build_id(elf, &bid);
-	if (len > 0 && len <= (ssize_t)sizeof(m->build_id)) {
-		memcpy(m->build_id, bid, (size_t)len);
-		m->build_id_len = (uint8_t)len;
+	if (len > 0 && len <= (ssize_t)sizeof(f->build_id)) {
+		memcpy(f->build_id, bid, (size_t)len);
+		f->build_id_len = (uint8_t)len;
 	}
+	ok = true;
 out:
 	if (elf)
 		elf_end(elf);
 	close(fd);
+	return ok;
 }
 
-int as_describe(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t maj,
+/*
+ * Load bias and build-id of M, from the ELF file at M->open_path.  A make
+ * -j maps the same few files in every process: their headers are read
+ * once (while the file is the same: device, inode, size and mtime).
+ */
+static void read_elf(struct addr_space *as, struct as_module *m)
+{
+	struct unwinder *uw = as->uw;
+	struct elf_facts one = { 0 }, *f = NULL;
+	struct stat st;
+	size_t i;
+
+	if (stat(m->open_path, &st) < 0)
+		return;
+	for (i = 0; uw && uw->facts && i < uw->nfacts && !f; i++) {
+		struct elf_facts *c = &uw->facts[i];
+
+		if (c->inode == st.st_ino && c->dev_major == major(st.st_dev) &&
+		    c->dev_minor == minor(st.st_dev) && c->size == (uint64_t)st.st_size &&
+		    c->mtime_ns == (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)
+			f = c;
+	}
+	if (!f) {
+		if (!read_facts(m->open_path, &one))
+			return;
+		one.dev_major = major(st.st_dev);
+		one.dev_minor = minor(st.st_dev);
+		one.inode = st.st_ino;
+		one.size = (uint64_t)st.st_size;
+		one.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		f = &one;
+		if (uw && !uw->facts)
+			uw->facts = calloc(ELF_FACTS_MAX, sizeof(*uw->facts));
+		if (uw && uw->facts) {
+			f = &uw->facts[uw->nfacts < ELF_FACTS_MAX ? uw->nfacts++ : uw->next_fact++];
+			uw->next_fact %= ELF_FACTS_MAX;
+			*f = one;
+		}
+	}
+	for (i = 0; i < f->nload; i++)
+		/* the segment this mapping's file offset falls in */
+		if (m->pgoff + 1 > (f->load[i].offset & ~(uint64_t)0xfff) &&
+		    m->pgoff < f->load[i].offset + f->load[i].filesz) {
+			m->bias = m->start - m->pgoff - (f->load[i].vaddr - f->load[i].offset);
+			m->elf_ok = true;
+			break;
+		}
+	memcpy(m->build_id, f->build_id, f->build_id_len);
+	m->build_id_len = f->build_id_len;
+}
+
+int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t maj,
 		uint32_t min, uint64_t inode, const char *path, struct as_module *m)
 {
+	pid_t pid = as->pid;
 	static bool elf_ready;
 	char alt[96];
 
@@ -187,7 +238,7 @@ int as_describe(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, uint32_
 		free(root);
 	}
 	if (m->open_path)
-		read_elf(m);
+		read_elf(as, m);
 	return 0;
 }
 

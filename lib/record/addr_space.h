@@ -73,12 +73,13 @@ void as_init(struct addr_space *as, pid_t pid, struct unwinder *uw);
 void as_release(struct addr_space *as);
 
 /*
- * Describe a new executable mapping (reads its ELF file for the load bias
- * and build-id).  Fills M; the caller then adds it.  0, or -errno when even
- * the description fails (out of memory); an unreadable file is not an
- * error: the module is kept with elf_ok false.
+ * Describe a new executable mapping of AS's process (reads its ELF file
+ * for the load bias and build-id, once per file for all address spaces of
+ * AS's unwinder).  Fills M; the caller then adds it.  0, or -errno when
+ * even the description fails (out of memory); an unreadable file is not
+ * an error: the module is kept with elf_ok false.
  */
-int as_describe(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t maj,
+int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t maj,
 		uint32_t min, uint64_t inode, const char *path, struct as_module *m);
 
 /*

@@ -93,7 +93,7 @@ static int add_mapping(struct proc_table *pt, struct proc *p, const struct map_e
 	struct as_module m;
 	int r;
 
-	r = as_describe(p->pid, e->start, e->end, e->pgoff, e->dev_major, e->dev_minor, e->inode,
+	r = as_describe(&p->as, e->start, e->end, e->pgoff, e->dev_major, e->dev_minor, e->inode,
 			e->path, &m);
 	if (r < 0)
 		return r;

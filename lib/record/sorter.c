@@ -21,6 +21,8 @@ void sorter_release(struct sorter *s)
 
 	for (i = 0; i < s->len; i++)
 		free(s->heap[i]);
+	for (i = 0; i < s->nspare; i++)
+		free(s->spare[i]);
 	free(s->heap);
 	free(s->last);
 	sorter_init(s);
@@ -50,10 +52,19 @@ void *sorter_add(struct sorter *s, uint64_t time, int cpu, size_t len)
 	if (grow_array(&heap, &s->cap, s->len + 1, sizeof(*s->heap)) < 0)
 		return NULL;
 	s->heap = heap;
-	r = malloc(sizeof(*r) + len);
-	if (!r) {
-		error_setx(-ENOMEM, "out of memory");
-		return NULL;
+	/* the spare freed last, if it is big enough: it is warm */
+	if (s->nspare && s->spare[s->nspare - 1]->cap >= len) {
+		r = s->spare[--s->nspare];
+	} else {
+		/* whole pages, so that a spare fits most records after it */
+		size_t cap = (len + 4095) & ~(size_t)4095;
+
+		r = malloc(sizeof(*r) + cap);
+		if (!r) {
+			error_setx(-ENOMEM, "out of memory");
+			return NULL;
+		}
+		r->cap = (uint32_t)cap;
 	}
 	r->time = time;
 	r->seq = s->seq++;
@@ -75,7 +86,10 @@ const struct sorted_rec *sorter_pop(struct sorter *s, uint64_t watermark)
 	struct sorted_rec *top, *tail;
 	size_t i = 0, child;
 
-	free(s->last);
+	if (s->last && s->nspare < SORTER_SPARE)
+		s->spare[s->nspare++] = s->last;
+	else
+		free(s->last);
 	s->last = NULL;
 	if (!s->len || s->heap[0]->time > watermark)
 		return NULL;

@@ -15,15 +15,25 @@ struct sorted_rec {
 	uint64_t time;
 	uint64_t seq;
 	uint32_t len;
+	uint32_t cap;		/* bytes data can hold */
 	int cpu;		/* the ring it came from */
 	uint8_t data[];		/* the perf record, 8-byte aligned */
 };
+
+#define SORTER_SPARE 64
 
 struct sorter {
 	struct sorted_rec **heap;
 	size_t len, cap;
 	uint64_t seq;
-	struct sorted_rec *last;	/* returned by the last pop, freed by the next */
+	struct sorted_rec *last;	/* returned by the last pop, recycled by the next */
+	/*
+	 * Records popped, kept for the next ones: the last freed is the first
+	 * taken, still in the CPU's cache, and malloc never gives the memory
+	 * back to the system only to fault it in again.
+	 */
+	struct sorted_rec *spare[SORTER_SPARE];
+	size_t nspare;
 };
 
 void sorter_init(struct sorter *s);

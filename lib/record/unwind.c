@@ -62,6 +62,7 @@ void unwinder_release(struct unwinder *uw)
 	if (uw->capture)
 		fclose(uw->capture);
 	free(uw->cache);
+	free(uw->facts);
 	utables_release(&uw->tables);
 	memset(uw, 0, sizeof(*uw));
 }

@@ -40,10 +40,27 @@ struct rule_cache_entry {
 	struct urule rule;
 };
 
+/* What a file's ELF headers say, for the mappings of it (addr_space.c). */
+struct elf_facts {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode, size;
+	int64_t mtime_ns;
+	uint32_t nload;
+	struct {
+		uint64_t offset, vaddr, filesz;
+	} load[8];		/* PT_LOAD segments, the first 8 */
+	uint8_t build_id_len;
+	uint8_t build_id[64];
+};
+
+#define ELF_FACTS_MAX 256
+
 /* What the address spaces of a recording share for unwinding. */
 struct unwinder {
 	enum unwind_engine engine;
 	struct utables tables;
+	struct elf_facts *facts;	/* ELF_FACTS_MAX, or NULL (not yet used) */
+	size_t nfacts, next_fact;	/* filled; the one replaced next when full */
 	uint32_t gens;		/* address-space generations handed out */
 	struct rule_cache_entry *cache;	/* RULE_CACHE_SIZE, or NULL (not yet used) */
 	uint64_t cache_hits, cache_misses;

@@ -118,7 +118,7 @@ static void load(const char *path, struct unwinder *uw)
 				get(f, name, len);
 				name[len] = '\0';
 				/* the process is gone: its files are read by their paths */
-				if (as_describe(0, v[0], v[1], v[2], dev[0], dev[1], ino, name, &m) < 0 ||
+				if (as_describe(&s->as, v[0], v[1], v[2], dev[0], dev[1], ino, name, &m) < 0 ||
 				    as_add(&s->as, &m, retired, &nr) < 0)
 					die("out of memory");
 			}
