@@ -72,6 +72,7 @@ struct utable {
 	uint64_t entry;		/* e_entry of a program, else 0 */
 	size_t entry_fde;	/* the FDE holding it, or nfde */
 	uint64_t rows_bytes;
+	uint64_t index_bytes;	/* counted in ts->bytes once the index is complete */
 };
 
 void utables_init(struct utables *ts)
@@ -84,7 +85,7 @@ static void drop_rows(struct utables *ts, struct utable *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->nfde; i++) {
+	for (i = 0; t->fdes && i < t->nfde; i++) {
 		free(t->fdes[i].rows);
 		t->fdes[i] = (struct ufde){ 0 };
 	}
@@ -96,7 +97,7 @@ static void drop_rows(struct utables *ts, struct utable *t)
 static void table_free(struct utables *ts, struct utable *t)
 {
 	drop_rows(ts, t);
-	ts->bytes -= t->nfde * (sizeof(*t->fde_lo) + sizeof(*t->fdes));
+	ts->bytes -= t->index_bytes;
 	free(t->fde_lo);
 	free(t->fdes);
 	if (t->eh && t->cfi)
@@ -248,7 +249,8 @@ static int finish_index(struct utables *ts, struct utable *t)
 	t->fdes = calloc(n ? n : 1, sizeof(*t->fdes));
 	if (!t->fdes)
 		return -ENOMEM;
-	ts->bytes += n * (sizeof(*t->fde_lo) + sizeof(*t->fdes));
+	t->index_bytes = n * (sizeof(*t->fde_lo) + sizeof(*t->fdes));
+	ts->bytes += t->index_bytes;
 	return 0;
 }
 

@@ -41,13 +41,12 @@ static void lookup(struct addr_space *as, uint64_t pc, struct as_module **last, 
 	struct rule_cache_entry *e;
 	struct as_module *m = *last;
 	struct utable *t;
+	uint64_t svma;
+	uint32_t id;
 
 	/* most callers are in the module of the frame before */
 	if (!m || pc < m->start || pc >= m->end)
 		m = *last = as_find(as, pc);
-	uint64_t svma;
-	uint32_t id;
-
 	*rule = (struct urule){ .cfa = UCFA_NONE };
 	if (!m) {
 		*kind = WALK_FP_ANON;
