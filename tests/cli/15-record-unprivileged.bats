@@ -48,7 +48,11 @@ paranoid() {
 	# perf_event_mlock_kb per CPU is all an unprivileged user may lock for rings
 	run -0 --separate-stderr as_nobody sh -c 'ulimit -l 0 && exec "$0" record -o m.spool -- "$1" 1' \
 		"$W/prof" "$W/ladder"
-	assert_regex "$stderr" '^prof: [1-9][0-9]+ samples, 0 lost, '
+	# such a ring holds a few full stack copies: a recorder kept from its CPU for
+	# a few ms on a busy machine may lose one or two, which the summary says
+	assert_regex "$stderr" '^prof: [1-9][0-9]+ samples, [0-9]+ lost'
+	read -r samples lost < <(sed -nE 's/^prof: ([0-9]+) samples, ([0-9]+) lost.*/\1 \2/p' <<<"$stderr")
+	((samples >= 500 && lost * 100 <= samples * 2)) || fail "$samples samples, $lost lost"
 	run -0 "$W/prof" report -q m.spool
 	assert_line --regexp 'ladder_d +ladder$'
 }
