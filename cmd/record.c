@@ -22,6 +22,7 @@ enum {
 	OPT_NO_INHERIT = 0x100,
 	OPT_CHILDREN,
 	OPT_LIVE,
+	OPT_OFF_CPU,
 };
 
 #define MAX_PIDS 64
@@ -52,6 +53,9 @@ static const struct argp_option record_options[] = {
 					 "(default: 65528, the kernel's limit, which is the max; 32K above "
 					 "4000 Hz)", 0 },
 	{ "kernel", 'k', NULL, 0, "record kernel frames too, above the user stack", 0 },
+	{ "off-cpu", OPT_OFF_CPU, NULL, 0, "also record where threads wait: a stack at each "
+					   "switch-out, timed until the thread runs again "
+					   "(needs root or CAP_PERFMON)", 0 },
 	{ "no-inherit", OPT_NO_INHERIT, NULL, 0, "do not follow child processes (threads are "
 						 "still followed)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "stop after SECONDS, sending the command SIGTERM", 0 },
@@ -150,6 +154,9 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	}
 	case OPT_NO_INHERIT:
 		a->opts.no_inherit = true;
+		break;
+	case OPT_OFF_CPU:
+		a->opts.off_cpu = true;
 		break;
 	case 'k':
 		a->opts.include_kernel = true;
@@ -341,6 +348,20 @@ static void print_summary(const struct prof_recording_summary *s, const char *pa
 		s->event_fell_back ? " (no cycles event here)" : "",
 		s->samples ? 100.0 * (double)complete / (double)s->samples : 100.0, size,
 		s->samples ? (double)s->spool_bytes / (double)s->samples : 0.0, path);
+	if (s->switch_events || s->offcpu_intervals) {
+		uint64_t blocked = s->offcpu_ns[PROF_OFFCPU_BLOCKED];
+		uint64_t runnable = s->offcpu_ns[PROF_OFFCPU_RUNNABLE];
+		uint64_t whole = s->offcpu_intervals - s->offcpu_unsampled - s->offcpu_truncated;
+
+		fprintf(stderr, "prof: off-CPU: %" PRIu64 " intervals, %.3f s (blocked %.3f s, "
+			"runnable %.3f s), %.1f%% complete stacks; lost: %" PRIu64 " switch "
+			"samples, %" PRIu64 " switch records\n", s->offcpu_intervals,
+			(double)(blocked + runnable) / 1e9, (double)blocked / 1e9,
+			(double)runnable / 1e9,
+			s->offcpu_intervals ? 100.0 * (double)whole / (double)s->offcpu_intervals
+					    : 100.0,
+			s->lost_switch_samples, s->lost_switch_records);
+	}
 }
 
 /* -v: how the stacks were unwound, and what it cost. */
@@ -357,9 +378,11 @@ static void print_unwinding(const struct prof_recording_summary *s)
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 
 		fprintf(stderr, "prof: the recorder's own CPU time: %.3f s (%.3f s in the kernel), "
-			"%.1f us per sample\n", cpu,
+			"%.1f us per sample%s\n", cpu,
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
-			s->samples ? cpu * 1e6 / (double)s->samples : 0.0);
+			s->samples + s->switch_events
+				? cpu * 1e6 / (double)(s->samples + s->switch_events) : 0.0,
+			s->switch_events ? " (switch-out samples included)" : "");
 	}
 	fprintf(stderr, "prof: unwound %" PRIu64 " user frames:", s->frames);
 	for (i = 1; i < PROF_FALLBACK__COUNT; i++)

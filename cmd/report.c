@@ -35,6 +35,7 @@ enum {
 	OPT_DIFF,
 	OPT_FAIL_ABOVE,
 	OPT_INVERTED,
+	OPT_WEIGHT,
 };
 
 enum { EXIT_GREW = 3 };	/* --fail-above: a function's share grew more than allowed */
@@ -66,6 +67,10 @@ static const struct argp_option report_options[] = {
 	  "0 all", 0 },
 	{ "min-percent", OPT_MIN_PERCENT, "PCT", 0,
 	  "hide what has under PCT% of samples (top, tree: default 0.5; json, svg: 0)", 0 },
+	{ "weight", OPT_WEIGHT, "WEIGHT", 0,
+	  "cpu (samples: where threads ran, the default), off-cpu (where they waited, "
+	  "by time) or wall (both, by time); off-cpu and wall need a spool recorded "
+	  "with --off-cpu", 0 },
 	{ "inverted", OPT_INVERTED, NULL, 0,
 	  "tree, folded and svg: each stack from its leaf out, the callers below what they "
 	  "called (svg: an icicle graph)", 0 },
@@ -201,6 +206,12 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 	case OPT_EXCLUDE:
 		args->filter_opts.exclude = arg;
 		break;
+	case OPT_WEIGHT:
+		r = prof_weight_parse(arg);
+		if (r < 0)
+			argp_error(state, "%s", prof_errmsg());
+		args->filter_opts.weight = (enum prof_weight)r;
+		break;
 	case OPT_DIFF:
 		args->diff = true;
 		break;
@@ -288,6 +299,11 @@ static struct argp report_argp = {
 	       "folded puts a root frame NAME-TID or COMM-PID above each stack.\n\n"
 	       "The filters (--pid, --tid, --comm, --time, --no-kernel, --focus, --exclude) "
 	       "apply to every format; given together, a sample must pass them all.\n\n"
+	       "--weight=off-cpu weighs the off-CPU intervals of a recording made with "
+	       "prof record --off-cpu by their time: where threads waited, each stack ending "
+	       "in a frame [blocked] or [runnable] (waiting for a CPU); --weight=wall adds "
+	       "the CPU samples, each its period, so that a thread weighs its lifetime.  Top "
+	       "and tree show time in ms, folded whole microseconds.\n\n"
 	       "--diff compares two spools read with the same filters: each function's "
 	       "self samples as a percent of each, and the change, biggest first.\n\n"
 	       "Exit status: 0 success (also for a partial spool), 1 the spool cannot be "
@@ -335,6 +351,8 @@ static int side_read(struct side *s, struct report_args *args)
 	int r;
 
 	r = prof_spool_open(s->path, &s->sp);
+	if (r == 0)
+		r = prof_spool_check_weight(s->sp, args->filter_opts.weight);
 	if (r < 0)
 		goto fail;
 	/* first, so that a --debuginfod that cannot work fails before any reading */
@@ -356,8 +374,10 @@ static int side_read(struct side *s, struct report_args *args)
 	if (r < 0)
 		goto fail;
 	if (prof_filter_active(s->filter) && !s->kept) {
-		err_msg("no sample %s%s%smatches the filters", args->diff ? "of '" : "",
-			args->diff ? s->path : "", args->diff ? "' " : "");
+		err_msg("no %s %s%s%smatches the filters",
+			args->filter_opts.weight == PROF_WEIGHT_OFFCPU ? "off-CPU interval"
+								      : "sample",
+			args->diff ? "of '" : "", args->diff ? s->path : "", args->diff ? "' " : "");
 		return -ENOENT;
 	}
 	return 0;

@@ -22,6 +22,7 @@ enum {
 	OPT_IDLE,
 	OPT_INTERVAL,
 	OPT_FORMAT,
+	OPT_WEIGHT,
 };
 
 /* The recorder is gone without a trailer, or nothing new for --idle seconds. */
@@ -33,11 +34,15 @@ struct tail_args {
 	double idle;
 	double interval;
 	enum prof_tail_format format;
+	enum prof_weight weight;
 };
 
 static const struct argp_option tail_options[] = {
 	{ "format", OPT_FORMAT, "FORMAT", 0, "top (the default), samples (a line per sample) or "
 					     "json (an object per interval)", 0 },
+	{ "weight", OPT_WEIGHT, "WEIGHT", 0, "cpu (samples, the default), off-cpu (where threads "
+					     "waited, by time) or wall (both, by time): what "
+					     "functions are ranked by, and what samples lists", 0 },
 	{ "from-end", OPT_FROM_END, NULL, 0, "skip the samples already in the spool", 0 },
 	{ "interval", OPT_INTERVAL, "SECONDS", 0, "print top or json every SECONDS (default 1)", 0 },
 	{ "idle", OPT_IDLE, "SECONDS", 0, "give up when nothing new came for SECONDS "
@@ -72,6 +77,12 @@ static error_t parse_tail(int key, char *arg, struct argp_state *state)
 			argp_error(state, "%s", prof_errmsg());
 		a->format = (enum prof_tail_format)r;
 		break;
+	case OPT_WEIGHT:
+		r = prof_weight_parse(arg);
+		if (r < 0)
+			argp_error(state, "%s", prof_errmsg());
+		a->weight = (enum prof_weight)r;
+		break;
 	case OPT_FROM_END:
 		a->from_end = true;
 		break;
@@ -102,7 +113,11 @@ static struct argp tail_argp = {
 	.doc = "Follow the spool FILE (default: prof.spool) while prof record writes it, and "
 	       "print the hottest functions of each interval and overall (top), a line per "
 	       "sample (samples: TIME PID TID COMM STACK), or a JSON object per interval."
-	       "\vA recording writes FILE from the moment sampling starts; a FILE that does not "
+	       "\vA recording made with --off-cpu is shown with its off-CPU time by state "
+	       "(blocked, runnable); --weight=off-cpu ranks the functions that waited by "
+	       "their time instead (an interval shows once it ends), and the samples format "
+	       "then lists intervals, TIME PID TID COMM MICROSECONDS STACK.\n\n"
+	       "A recording writes FILE from the moment sampling starts; a FILE that does not "
 	       "exist yet is waited for.  Samples show about a second after they were taken.  On a terminal the "
 	       "top view redraws in place; otherwise it prints a block per interval.\n\n"
 	       "Exit status: 0 the recording finished (its trailer was read), 1 FILE is no "
@@ -213,6 +228,7 @@ static int run_tail(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	vopts.format = a.format;
+	vopts.weight = a.weight;
 	vopts.refresh = a.format == PROF_TAIL_TOP && isatty(STDOUT_FILENO);
 	vopts.title = a.path;
 	r = prof_tail_view_new(&vopts, &v);

@@ -24,7 +24,7 @@ __prof_words()
 
 _prof_record()
 {
-	local opts='--pid -p --children --output -o --freq -F --event -e --stack-size -s --kernel -k --no-inherit --duration -d --mmap-pages -m --quiet -q --verbose -v --live --help --usage --version'
+	local opts='--pid -p --children --output -o --freq -F --event -e --stack-size -s --kernel -k --off-cpu --no-inherit --duration -d --mmap-pages -m --quiet -q --verbose -v --live --help --usage --version'
 	local i
 
 	# after --, or after the first word that is not an option or its
@@ -69,13 +69,17 @@ _prof_record()
 
 _prof_report()
 {
-	local opts='--format --output -o --limit --min-percent --inverted --by-thread --by-process --lines --no-demangle --debug-dir --debuginfod --pid --tid --comm --time --no-kernel --focus --exclude --diff --fail-above --quiet -q --verbose -v --help --usage --version'
+	local opts='--format --output -o --weight --limit --min-percent --inverted --by-thread --by-process --lines --no-demangle --debug-dir --debuginfod --pid --tid --comm --time --no-kernel --focus --exclude --diff --fail-above --quiet -q --verbose -v --help --usage --version'
 
 	# bash splits --format=VALUE at the =, which becomes a word of its own
 	[[ $prev == = ]] && prev=${words[cword - 2]}
 	case $prev in
 	--format)
 		__prof_words 'top tree folded json perf-script pprof speedscope svg'
+		return
+		;;
+	--weight)
+		__prof_words 'cpu off-cpu wall'
 		return
 		;;
 	--output | -o)
@@ -100,13 +104,17 @@ _prof_report()
 
 _prof_tail()
 {
-	local opts='--format --from-end --interval --idle --help --usage --version'
+	local opts='--format --weight --from-end --interval --idle --help --usage --version'
 
 	# bash splits --format=VALUE at the =, which becomes a word of its own
 	[[ $prev == = ]] && prev=${words[cword - 2]}
 	case $prev in
 	--format)
 		__prof_words 'top samples json'
+		return
+		;;
+	--weight)
+		__prof_words 'cpu off-cpu wall'
 		return
 		;;
 	--interval | --idle)

@@ -62,6 +62,7 @@ complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l freq
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l event -s e -x -a 'cpu-clock task-clock cycles' -d 'the event to sample'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l stack-size -s s -x -d "user stack copied per sample (default: 65528, the kernel's limit, which is the max; 32K above 4000 Hz)"
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l kernel -s k -d 'record kernel frames too, above the user stack'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l off-cpu -d 'also record where threads wait: a stack at each switch-out, timed until the thread runs again'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l no-inherit -d 'do not follow child processes (threads are still followed)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l duration -s d -x -d 'stop after SECONDS, sending the command SIGTERM'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l mmap-pages -s m -x -d 'data pages of each per-CPU ring (a power of two)'
@@ -77,6 +78,7 @@ complete -c prof -n '__prof_using record; and __prof_after_dashdash' -a '(__prof
 # prof report [OPTION...] [FILE]
 complete -c prof -n '__prof_using report' -l format -x -a 'top tree folded json perf-script pprof speedscope svg' -d 'the view to print'
 complete -c prof -n '__prof_using report' -l output -s o -r -F -d 'write the report to FILE, not standard output'
+complete -c prof -n '__prof_using report' -l weight -x -a 'cpu off-cpu wall' -d 'what the report weighs: samples, off-CPU time, or both in time'
 complete -c prof -n '__prof_using report' -l limit -x -d 'list N functions in top (default 30) or json (default all); 0 all'
 complete -c prof -n '__prof_using report' -l min-percent -x -d 'hide what has under PCT% of samples (top, tree: default 0.5; json, svg: 0)'
 complete -c prof -n '__prof_using report' -l inverted -d 'tree, folded and svg: each stack from its leaf out, callers below'
@@ -104,6 +106,7 @@ complete -c prof -n '__prof_using report' -k -a '(__fish_complete_suffix .spool)
 
 # prof tail [OPTION...] [FILE]
 complete -c prof -n '__prof_using tail' -l format -x -a 'top samples json' -d 'what to print'
+complete -c prof -n '__prof_using tail' -l weight -x -a 'cpu off-cpu wall' -d 'what functions are ranked by: samples, off-CPU time, or both in time'
 complete -c prof -n '__prof_using tail' -l from-end -d 'skip the samples already in the spool'
 complete -c prof -n '__prof_using tail' -l interval -x -d 'print top or json every SECONDS (default 1)'
 complete -c prof -n '__prof_using tail' -l idle -x -d 'give up when nothing new came for SECONDS (default 30)'

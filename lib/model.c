@@ -4,6 +4,8 @@
  * the spool reader, the reports and the recorder so that every place prints
  * the same words for the same cause.
  */
+#include <string.h>
+
 #include "internal.h"
 
 static const char *const unwind_error_names[PROF_UNWIND__COUNT] = {
@@ -29,6 +31,13 @@ static const char *const lost_kind_names[PROF_LOST__COUNT] = {
 	[PROF_LOST_COMM] = "comm",
 	[PROF_LOST_FORK] = "fork",
 	[PROF_LOST_EXIT] = "exit",
+	[PROF_LOST_SWITCH_SAMPLES] = "switch-samples",
+	[PROF_LOST_SWITCH_RECORDS] = "switch-records",
+};
+
+static const char *const offcpu_state_names[PROF_OFFCPU_STATE__COUNT] = {
+	[PROF_OFFCPU_BLOCKED] = "blocked",
+	[PROF_OFFCPU_RUNNABLE] = "runnable",
 };
 
 const char *prof_unwind_error_name(unsigned cause)
@@ -47,6 +56,34 @@ const char *prof_lost_kind_name(unsigned kind)
 {
 	return kind < PROF_LOST__COUNT && lost_kind_names[kind] ? lost_kind_names[kind]
 								: "unknown";
+}
+
+static const char *const weight_names[PROF_WEIGHT__COUNT] = {
+	[PROF_WEIGHT_CPU] = "cpu",
+	[PROF_WEIGHT_OFFCPU] = "off-cpu",
+	[PROF_WEIGHT_WALL] = "wall",
+};
+
+const char *prof_weight_name(unsigned weight)
+{
+	return weight < PROF_WEIGHT__COUNT ? weight_names[weight] : NULL;
+}
+
+int prof_weight_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < PROF_WEIGHT__COUNT; i++)
+		if (name && !strcmp(name, weight_names[i]))
+			return i;
+	return error_setx(-EINVAL, "'%s' is not a weight; the weights are: cpu, off-cpu, wall",
+			  name ? name : "");
+}
+
+const char *prof_offcpu_state_name(unsigned state)
+{
+	return state < PROF_OFFCPU_STATE__COUNT && offcpu_state_names[state]
+		       ? offcpu_state_names[state] : "unknown";
 }
 
 uint64_t prof_counters_lost_total(const struct prof_counters *c)

@@ -134,6 +134,8 @@ enum prof_frame_kind {
 	PROF_FRAME_KERNEL = 2,	/* absolute kernel address */
 	PROF_FRAME_ANON = 3,	/* process + absolute address (JIT, perf map) */
 	PROF_FRAME_TRUNCATED = 4, /* the unwind stopped here; addr is the cause */
+	PROF_FRAME_STATE = 5,	/* the leaf of an off-CPU stack: addr is the
+				 * enum prof_offcpu_state the thread was in */
 };
 
 /* Why an unwind stopped early; also the addr of a PROF_FRAME_TRUNCATED frame. */
@@ -196,6 +198,48 @@ struct prof_sample {
 	uint32_t cpu;
 };
 
+/* Why a thread was off its CPU: the state its switch-out left it in. */
+enum prof_offcpu_state {
+	PROF_OFFCPU_BLOCKED = 1,	/* it waited for something: I/O, a lock, a sleep,
+					 * a child, a page fault */
+	PROF_OFFCPU_RUNNABLE = 2,	/* it was ready to run and waited for a CPU
+					 * (preempted, or it yielded) */
+	PROF_OFFCPU_STATE__COUNT
+};
+
+/* The name of a state ("blocked", "runnable"), or "unknown". */
+const char *prof_offcpu_state_name(unsigned state);
+
+/* What ended an off-CPU interval. */
+enum prof_offcpu_end {
+	PROF_OFFCPU_END_SWITCH_IN = 1,	/* the thread ran again */
+	PROF_OFFCPU_END_RAN = 2,	/* it was seen running, its switch-in lost: a
+					 * sample, or its next switch-out */
+	PROF_OFFCPU_END_EXIT = 3,	/* it exited */
+	PROF_OFFCPU_END_RECORDING = 4,	/* the recording ended while it was still off */
+	PROF_OFFCPU_END__COUNT
+};
+
+/*
+ * A time a thread spent off its CPU: from its switch-out to what ended it.
+ * Its stack is the one of the switch-out (the kernel's frames too when
+ * they were recorded), and ends with a PROF_FRAME_STATE frame that says
+ * STATE: a stack id 0 would mean even that is unknown.  A stack that is
+ * just that frame was not sampled (the switch-out sample was lost).
+ */
+struct prof_offcpu {
+	uint64_t time_ns;	/* the switch-out, CLOCK_MONOTONIC */
+	uint64_t duration_ns;
+	uint32_t thread;
+	uint32_t stack;		/* leaf stack node id: the state frame */
+	uint32_t user_stack;	/* the same without the kernel's frames (the state
+				 * frame called from the user leaf), for reports
+				 * that leave them out; = stack when it has none */
+	uint32_t cpu;		/* the CPU it left */
+	uint8_t state;		/* enum prof_offcpu_state */
+	uint8_t end;		/* enum prof_offcpu_end */
+};
+
 enum prof_lost_kind {
 	PROF_LOST_SAMPLES = 1,	/* PERF_RECORD_LOST_SAMPLES / ring overflow */
 	PROF_LOST_RECORDS = 2,	/* any record, kind unknown (PERF_RECORD_LOST) */
@@ -203,6 +247,9 @@ enum prof_lost_kind {
 	PROF_LOST_COMM = 4,
 	PROF_LOST_FORK = 5,
 	PROF_LOST_EXIT = 6,
+	PROF_LOST_SWITCH_SAMPLES = 7,	/* switch-out samples (--off-cpu): stacks lost */
+	PROF_LOST_SWITCH_RECORDS = 8,	/* switch records or switch-out samples, which
+					 * of the two unknown: intervals lost */
 	PROF_LOST__COUNT
 };
 
@@ -237,6 +284,8 @@ enum prof_meta_flags {
 	PROF_META_LOCKED = 1u << 3,	/* the writer holds an exclusive flock(2) on the file
 					 * until it closes it: a reader that can take a
 					 * shared lock knows the writing has ended */
+	PROF_META_OFFCPU = 1u << 4,	/* off-CPU intervals were recorded (then the
+					 * spool is format version 2.0) */
 };
 
 /* What a recording was: the first record of every spool. */
@@ -279,6 +328,11 @@ struct prof_counters {
 	uint64_t wall_end_ns;		/* CLOCK_REALTIME at the end */
 	uint64_t frames;		/* user frames unwound (0: not counted, older spools) */
 	uint64_t fallback_frames[PROF_FALLBACK__COUNT]; /* of those, by fallback; [0] unused */
+	uint64_t offcpu_intervals;	/* off-CPU intervals written */
+	uint64_t offcpu_ns;		/* their time in all */
+	uint64_t offcpu_unsampled;	/* of those, without a stack (switch-out sample lost) */
+	uint64_t offcpu_truncated;	/* of those, with a stack whose unwind stopped early */
+	uint64_t switch_events;		/* switch-out samples the kernel delivered */
 };
 
 /* Sum of lost[] over every kind. */
@@ -342,6 +396,8 @@ int64_t prof_spool_intern_frames(struct prof_spool_writer *w, const uint32_t *fr
 
 /* Events.  0 or -errno (-EINVAL for an undefined id). */
 int prof_spool_add_sample(struct prof_spool_writer *w, const struct prof_sample *s);
+/* An off-CPU interval: only in a spool whose metadata says PROF_META_OFFCPU. */
+int prof_spool_add_offcpu(struct prof_spool_writer *w, const struct prof_offcpu *o);
 int prof_spool_rename_thread(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns,
 			     const char *name);
 int prof_spool_add_exec(struct prof_spool_writer *w, uint32_t process, uint64_t time_ns,
@@ -386,6 +442,7 @@ enum prof_event_type {
 	PROF_EV_LOST,
 	PROF_EV_SYMBOL,
 	PROF_EV_TRAILER,
+	PROF_EV_OFFCPU,
 };
 
 /* One decoded record.  Pointers are valid until the next prof_spool_next(). */
@@ -400,6 +457,7 @@ struct prof_event {
 		const struct prof_frame *frame;
 		const struct prof_stack_node *stack;
 		const struct prof_sample *sample;
+		const struct prof_offcpu *offcpu;
 		const struct prof_lost *lost;
 		const struct prof_symbol *symbol;
 		const struct prof_counters *counters;	/* TRAILER */
@@ -461,6 +519,7 @@ const struct prof_counters *prof_spool_counters(const struct prof_spool *sp);
 struct prof_spool_counts {
 	uint32_t processes, threads, modules, frames, stacks, symbols;
 	uint64_t samples;
+	uint64_t offcpu;		/* off-CPU intervals */
 };
 void prof_spool_counts(const struct prof_spool *sp, struct prof_spool_counts *ret);
 
@@ -583,9 +642,35 @@ int prof_symbolizer_frame(struct prof_symbolizer *s, uint32_t frame,
 void prof_symbolizer_free(struct prof_symbolizer *s);
 
 /*
- * A profile: samples counted per leaf stack node, the input of every
- * report.  It holds counts only (no names), so it is cheap to fill while
- * reading a spool.
+ * What a report weighs.  CPU samples say where threads ran, off-CPU
+ * intervals (prof record --off-cpu) where they waited; wall time is both,
+ * so that each thread weighs its lifetime in the recording.
+ */
+enum prof_weight {
+	PROF_WEIGHT_CPU = 0,	/* CPU samples, one each */
+	PROF_WEIGHT_OFFCPU,	/* off-CPU intervals, each its duration in ns */
+	PROF_WEIGHT_WALL,	/* both: a CPU sample its period (a clock event's,
+				 * in ns), an interval its duration */
+	PROF_WEIGHT__COUNT
+};
+
+/* The name of a weight ("cpu", "off-cpu", "wall"), or NULL. */
+const char *prof_weight_name(unsigned weight);
+
+/* The weight named NAME, or -EINVAL (with the message set). */
+int prof_weight_parse(const char *name);
+
+/*
+ * Whether SP can be weighed by W: 0, or -EINVAL with the message saying
+ * why not (off-CPU or wall time of a spool recorded without --off-cpu;
+ * wall time of one whose event is not a clock, whose periods are not ns).
+ */
+int prof_spool_check_weight(const struct prof_spool *sp, enum prof_weight w);
+
+/*
+ * A profile: samples (or time, when weighed so) counted per leaf stack
+ * node, the input of every report.  It holds counts only (no names), so
+ * it is cheap to fill while reading a spool.
  */
 struct prof_profile;
 
@@ -612,6 +697,18 @@ enum prof_group_by {
 int prof_profile_group_by(struct prof_profile *p, enum prof_group_by by);
 
 /*
+ * Weigh what P counts by W (a new profile weighs PROF_WEIGHT_CPU): CPU
+ * samples count with weight cpu (one each) and wall (their period), off-CPU
+ * intervals with off-cpu and wall (their duration); what the weight leaves
+ * out is not counted.  Call it before counting anything: 0, or -EBUSY
+ * after, -EINVAL for an unknown W.
+ */
+int prof_profile_weigh(struct prof_profile *p, enum prof_weight w);
+
+/* What P weighs by. */
+enum prof_weight prof_profile_weight(const struct prof_profile *p);
+
+/*
  * Count the sample S: one more for its stack, a stack id of the spool the
  * report will read (0: the empty stack).  0 or -ENOMEM; -EINVAL for a
  * grouped profile, which needs the names of prof_profile_add_spool_sample().
@@ -628,15 +725,28 @@ int prof_profile_add_spool_sample(struct prof_profile *p, const struct prof_spoo
 				  const struct prof_sample *s);
 
 /*
+ * The same for the off-CPU interval O just read from SP, on its stack
+ * STACK (O's own, or as a filter cut it).  0, or the same errors.
+ */
+int prof_profile_add_spool_offcpu(struct prof_profile *p, const struct prof_spool *sp,
+				  const struct prof_offcpu *o, uint32_t stack);
+
+/*
  * Read every record of SP that is left (prof_spool_next() until it returns
- * 0) and count its samples, with prof_profile_add_spool_sample().  0 when
+ * 0) and count its samples and intervals, with
+ * prof_profile_add_spool_sample() and prof_profile_add_spool_offcpu().  0 when
  * the spool has nothing more to give now (see prof_spool_status() for
  * why), or -ENOMEM, -EINVAL.
  */
 int prof_profile_read(struct prof_profile *p, struct prof_spool *sp);
 
-/* Samples counted so far, and the times of the first and last (0 if none). */
+/*
+ * The samples and intervals counted so far, their weight in all (samples
+ * for PROF_WEIGHT_CPU, else ns), and the times of the first and last (0 if
+ * none).
+ */
 uint64_t prof_profile_samples(const struct prof_profile *p);
+uint64_t prof_profile_total(const struct prof_profile *p);
 uint64_t prof_profile_first_ns(const struct prof_profile *p);
 uint64_t prof_profile_last_ns(const struct prof_profile *p);
 
@@ -662,6 +772,9 @@ struct prof_filter_opts {
 	const char *focus;		/* POSIX extended regex: keep only the stacks with a
 					 * function (inlined ones included) it matches */
 	const char *exclude;		/* the same: drop the stacks with such a function */
+	enum prof_weight weight;	/* what is read: CPU samples (cpu), off-CPU
+					 * intervals (off-cpu) or both (wall); the
+					 * reports of a filter weigh so */
 };
 
 /*
@@ -684,11 +797,21 @@ int prof_filter_sample(struct prof_filter *f, const struct prof_spool *sp,
 		       struct prof_symbolizer *sym, const struct prof_sample *s,
 		       uint32_t *ret_stack);
 
+/* The same for the off-CPU interval O: 1 and *RET_STACK, 0, or -errno. */
+int prof_filter_offcpu(struct prof_filter *f, const struct prof_spool *sp,
+		       struct prof_symbolizer *sym, const struct prof_offcpu *o,
+		       uint32_t *ret_stack);
+
+/* What F (NULL: none, which reads CPU samples) weighs. */
+enum prof_weight prof_filter_weight(const struct prof_filter *f);
+
 void prof_filter_free(struct prof_filter *f);
 
 /*
- * prof_profile_read() keeping only the samples F keeps (F NULL: all), with
- * their stacks as F gives them.  Returns as it does.
+ * prof_profile_read() keeping only the samples (and intervals) F keeps (F
+ * NULL: all), with their stacks as F gives them, weighed as F weighs: a
+ * profile that weighs otherwise, and has counted nothing yet, is made to
+ * (-EBUSY if it has).  Returns as prof_profile_read() does.
  */
 int prof_profile_read_filtered(struct prof_profile *p, struct prof_spool *sp,
 			       struct prof_filter *f, struct prof_symbolizer *sym);
@@ -911,6 +1034,11 @@ struct prof_recorder_opts {
 	bool children;			/* attaching: also the descendants that exist */
 	bool include_kernel;		/* kernel frames too (retried user-only if refused) */
 	uint32_t mmap_pages;		/* data pages per ring; 0: sized from stack and rate */
+	bool off_cpu;			/* also sample each switch-out: off-CPU intervals
+					 * (needs kernel sampling: root or CAP_PERFMON, or
+					 * kernel.perf_event_paranoid <= 1); the default
+					 * event becomes cpu-clock, so that CPU samples
+					 * weigh time too */
 	size_t argc;			/* the command line, for the spool's metadata */
 	const char *const *argv;
 	size_t npids;			/* the pids attached, for the metadata (first 64) */
@@ -955,6 +1083,13 @@ struct prof_recording_summary {
 	uint64_t unwind_check_samples, unwind_check_same, unwind_check_same_frames;
 	uint64_t unwind_check_entry;	/* libdwfl lost the caller of a leaf frame */
 	uint64_t unwind_check_further;	/* libdwfl stopped, the compiled walk went on to the end */
+	/* --off-cpu: switch-out samples delivered, the intervals written and their time */
+	uint64_t switch_events;
+	uint64_t offcpu_intervals;
+	uint64_t offcpu_ns[PROF_OFFCPU_STATE__COUNT];	/* by state; [0] unused */
+	uint64_t offcpu_unsampled, offcpu_truncated;
+	uint64_t lost_switch_samples, lost_switch_records;	/* of lost_events */
+	uint64_t offcpu_ring_bytes;	/* data bytes of each switch ring */
 };
 
 struct prof_recorder;
@@ -1095,13 +1230,20 @@ struct prof_tail_opts {
 	size_t max_batch;		/* samples per batch; 0: 4096 */
 };
 
-/* One sample, with what the reader knew of its thread when it was read. */
+/*
+ * One sample, with what the reader knew of its thread when it was read, or
+ * an off-CPU interval (a spool of prof record --off-cpu) as a sample: its
+ * start, thread, stack (ending in its state frame), the CPU it left, and
+ * its duration in ns as the period.
+ */
 struct prof_tail_sample {
 	struct prof_sample s;
 	int32_t pid;			/* 0 when the thread is unknown */
 	int32_t tid;
 	const char *comm;		/* the thread's name at the sample, else its process's
 					 * comm, else ""; lent until prof_tail_free() */
+	uint8_t offcpu;			/* 0: a CPU sample; else an off-CPU interval in
+					 * this enum prof_offcpu_state */
 };
 
 /* What one prof_tail_poll() read. */
@@ -1110,9 +1252,10 @@ struct prof_tail_batch {
 	const char *reason;		/* CUT, CORRUPT, SHRUNK: where and why ("block 3 at
 					 * offset 4096: payload checksum mismatch"); else "".
 					 * Lent until the next poll */
-	const struct prof_tail_sample *samples;	/* in spool order; lent until the next
-						 * poll */
-	size_t nsamples;
+	const struct prof_tail_sample *samples;	/* in spool order (off-CPU intervals
+						 * where they end); lent until the
+						 * next poll */
+	size_t nsamples;		/* samples and off-CPU intervals */
 	uint64_t lost;			/* events the lost records of this batch count */
 	uint32_t modules_retired;	/* modules retired in this batch: their ids stay valid
 					 * (ids are never reused), but addresses in the same
@@ -1128,7 +1271,7 @@ struct prof_tail_batch {
 struct prof_tail_stats {
 	enum prof_tail_state state;	/* as of the last poll */
 	uint64_t samples;		/* samples handed out */
-	uint64_t skipped;		/* samples skipped for from_end */
+	uint64_t skipped;		/* samples and intervals skipped for from_end */
 	uint64_t lost;			/* events lost, summed over the lost records */
 	uint32_t processes_alive;	/* defined and without an exit record */
 	uint32_t threads_alive;
@@ -1137,6 +1280,8 @@ struct prof_tail_stats {
 	uint64_t blocks;		/* complete, valid blocks read */
 	uint64_t offset;		/* file offset after the last block read */
 	const char *path;		/* the file followed, or NULL while waiting */
+	uint64_t offcpu_intervals;	/* off-CPU intervals handed out */
+	uint64_t offcpu_ns;		/* and their time */
 };
 
 /*
@@ -1258,6 +1403,10 @@ struct prof_tail_view_opts {
 					 * terminal); else a block per print, then a blank line */
 	long limit;			/* top and json: functions listed; 0: 20 */
 	const char *title;		/* top: the name in the first line; NULL: the file's */
+	enum prof_weight weight;	/* what functions are ranked by: CPU samples
+					 * (cpu), off-CPU time (off-cpu) or both (wall);
+					 * an off-CPU interval counts for the function
+					 * that waited, under its state frame */
 };
 
 /* A view.  0 and *ret, or -EINVAL (opts), -ENOMEM. */

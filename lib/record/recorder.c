@@ -48,7 +48,8 @@ static int make_meta_and_writer(struct prof_recorder *rec, const struct prof_wri
 		.prof_version = PROF_VERSION,
 		.flags = (o->no_inherit ? 0 : PROF_META_INHERIT) |
 			 (rec->on_exec ? 0 : PROF_META_ATTACHED) | (rec->kernel ? PROF_META_KERNEL : 0) |
-			 (rec->file.locked ? PROF_META_LOCKED : 0),
+			 (rec->file.locked ? PROF_META_LOCKED : 0) |
+			 (o->off_cpu ? PROF_META_OFFCPU : 0),
 	};
 	int32_t pids[64];
 	size_t i;
@@ -82,6 +83,9 @@ static int check_opts(struct prof_recorder_opts *o)
 		o->freq_hz = max;
 	if (o->freq_hz == 0)
 		o->freq_hz = PROF_DEFAULT_FREQ;
+	/* a CPU sample then weighs its period in time, as an interval does */
+	if (o->off_cpu && o->event == PROF_EVENT_DEFAULT)
+		o->event = PROF_EVENT_CPU_CLOCK;
 	/*
 	 * The ring holds a sample's whole stack copy, used or not: above a few
 	 * kHz a half-size copy keeps twice the samples in the same ring.
@@ -170,6 +174,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	if (r < 0)
 		goto out_free;
 	pt_init(&rec->pt, rec->w);
+	offcpu_init(&rec->offcpu, rec->w);
 	rec->pt.no_children = rec->opts.no_inherit;
 	rec->pt.capture = &rec->capture;
 	rec->pt.uw = &rec->uw;
@@ -315,6 +320,10 @@ void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recordin
 	ret->unwind_check_same_frames = rec->uw.check_same_frames;
 	ret->unwind_check_entry = rec->uw.check_entry;
 	ret->unwind_check_further = rec->uw.check_further;
+	ret->offcpu_intervals = rec->offcpu.stats.intervals;
+	memcpy(ret->offcpu_ns, rec->offcpu.stats.ns, sizeof(ret->offcpu_ns));
+	ret->offcpu_unsampled = rec->offcpu.stats.unsampled;
+	ret->offcpu_truncated = rec->offcpu.stats.truncated;
 }
 
 /* Reconcile: a process whose exit record never came but is gone. */
@@ -334,7 +343,9 @@ static int reconcile_liveness(struct prof_recorder *rec)
 		if (r < 0)
 			return r;
 		if (!p->exited) {
-			r = pt_process_exit(&rec->pt, p, now);
+			r = rec_end_offcpu_of_process(rec, p, now);
+			if (r >= 0)
+				r = pt_process_exit(&rec->pt, p, now);
 			if (r < 0)
 				return r;
 		}
@@ -397,6 +408,7 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 	struct prof_counters c = { 0 };
 	struct prof_recording_summary s;
 	char msg[1024] = "";
+	uint64_t stop_ns;
 	size_t i;
 	int r = 0;
 
@@ -404,7 +416,11 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 		if (ioctl(rec->fds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
 			keep_error(&r, msg, sizeof(msg),
 				   error_set(-errno, "cannot disable the perf events"));
+	stop_ns = rec_now_ns(CLOCK_MONOTONIC);
 	keep_error(&r, msg, sizeof(msg), prof_recorder_flush(rec));
+	/* threads still off their CPU: their intervals end with the recording */
+	if (rec->opts.off_cpu && !rec->error)
+		keep_error(&r, msg, sizeof(msg), offcpu_end_all(&rec->offcpu, stop_ns));
 	prof_recorder_summary(rec, &s);
 	c.samples = s.samples;
 	c.sample_events = s.sample_events;
@@ -418,6 +434,14 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 	c.threads = s.threads;
 	c.lifecycle_gaps = s.lifecycle_gaps;
 	c.reconciliations = s.reconciliations;
+	c.lost[PROF_LOST_RECORDS] -= s.lost_switch_samples + s.lost_switch_records;
+	c.lost[PROF_LOST_SWITCH_SAMPLES] = s.lost_switch_samples;
+	c.lost[PROF_LOST_SWITCH_RECORDS] = s.lost_switch_records;
+	c.switch_events = s.switch_events;
+	c.offcpu_intervals = s.offcpu_intervals;
+	c.offcpu_ns = s.offcpu_ns[PROF_OFFCPU_BLOCKED] + s.offcpu_ns[PROF_OFFCPU_RUNNABLE];
+	c.offcpu_unsampled = s.offcpu_unsampled;
+	c.offcpu_truncated = s.offcpu_truncated;
 	c.mono_end_ns = rec_now_ns(CLOCK_MONOTONIC);
 	c.wall_end_ns = rec_now_ns(CLOCK_REALTIME);
 	/* the names the spool carries, so it reports later and elsewhere */
@@ -458,6 +482,7 @@ void prof_recorder_free(struct prof_recorder *rec)
 		free(rec->memo[i]);
 	unwinder_release(&rec->uw);
 	capture_release(&rec->capture);
+	offcpu_release(&rec->offcpu);
 	prof_spool_writer_close(rec->w);
 	spool_file_close(&rec->file);	/* the lock goes with it */
 	free(rec);

@@ -14,6 +14,7 @@
 
 #include "attach.h"
 #include "capture.h"
+#include "offcpu.h"
 #include "perf_ring.h"
 #include "process.h"
 #include "sorter.h"
@@ -46,9 +47,14 @@ struct prof_recorder {
 	pid_t target;
 	bool on_exec;
 	int *cpus;			/* online CPUs */
-	struct perf_ring *rings;	/* one per CPU, mapped by its first event */
+	/*
+	 * One per CPU, mapped by its first event; with --off-cpu, from ncpus
+	 * on, a second per CPU for the switch events: a record's ring says
+	 * which event it is of.
+	 */
+	struct perf_ring *rings;
 	size_t ring_pages;		/* data pages of a new ring; 0 until the first */
-	size_t ncpus;
+	size_t ncpus, nrings;
 	int *fds;			/* every event */
 	size_t nfds, fds_cap;
 	struct held_process *held;	/* attached processes, stopped until enable */
@@ -58,6 +64,7 @@ struct prof_recorder {
 	struct sorter sorter;
 	struct proc_table pt;
 	struct capture capture;
+	struct offcpu offcpu;		/* --off-cpu: the intervals open */
 	uint64_t prev_drain_ns;
 	uint64_t last_block_ns;
 	uint64_t last_reconcile_ns;
@@ -93,6 +100,7 @@ void rec_close_rings(struct prof_recorder *rec);
 int rec_drain_rings(struct prof_recorder *rec);
 int rec_process_until(struct prof_recorder *rec, uint64_t watermark);
 int rec_reconcile(struct prof_recorder *rec);
+int rec_end_offcpu_of_process(struct prof_recorder *rec, struct proc *p, uint64_t time);
 bool rec_proc_gone(pid_t pid);
 
 

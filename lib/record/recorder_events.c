@@ -95,13 +95,25 @@ const char *rec_event_name(enum prof_event_kind e)
 	}
 }
 
+/*
+ * The attributes of the sampling event EV (SWITCH false), or of the
+ * context-switch event (SWITCH true) that samples a thread as it leaves
+ * its CPU, with the same registers and stack copy.  The switch event
+ * fires inside the scheduler, so it must not exclude the kernel (the user
+ * registers and stack are the thread's all the same); it alone asks for
+ * the switch records, and the sampling event alone for the side-band ones.
+ */
 static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t freq,
 		      uint32_t stack, bool on_exec, bool no_inherit, bool kernel,
-		      size_t ring_bytes)
+		      size_t ring_bytes, bool sw, bool off_cpu)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	if (ev == PROF_EVENT_CYCLES || ev == PROF_EVENT_DEFAULT) {
+	if (sw) {
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+		a->sample_period = 1;
+	} else if (ev == PROF_EVENT_CYCLES || ev == PROF_EVENT_DEFAULT) {
 		a->type = PERF_TYPE_HARDWARE;
 		a->config = PERF_COUNT_HW_CPU_CYCLES;
 	} else {
@@ -109,8 +121,10 @@ static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64
 		a->config = ev == PROF_EVENT_TASK_CLOCK ? PERF_COUNT_SW_TASK_CLOCK
 							: PERF_COUNT_SW_CPU_CLOCK;
 	}
-	a->freq = 1;
-	a->sample_freq = freq;
+	if (!sw) {
+		a->freq = 1;
+		a->sample_freq = freq;
+	}
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	a->sample_regs_user = PERF_REGS_MASK;
@@ -126,14 +140,24 @@ static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 		a->exclude_callchain_user = 1;
 	} else {
-		a->exclude_kernel = 1;
+		/*
+		 * With --off-cpu a CPU sample in the kernel (a system call) counts
+		 * too, on its user stack: else wall time would miss the time threads
+		 * spend on a CPU in the kernel.  It needs the privilege --off-cpu
+		 * needs anyway.
+		 */
+		a->exclude_kernel = !sw && !off_cpu;
 		a->exclude_callchain_kernel = 1;
 	}
-	a->mmap = 1;
-	a->mmap2 = 1;
-	a->comm = 1;
-	a->comm_exec = 1;
-	a->task = 1;
+	if (sw) {
+		a->context_switch = 1;
+	} else {
+		a->mmap = 1;
+		a->mmap2 = 1;
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+	}
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
@@ -163,6 +187,13 @@ static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t
 	want = ((size_t)o->stack_bytes + 512) * 64 / page;
 	if (o->freq_hz > 2000)
 		want *= o->freq_hz / 1000;
+	/*
+	 * Switches come in bursts: a thread that blocks a thousand times a
+	 * second, or threads handing work to each other, fill a switch ring
+	 * faster than any sampling rate.  Room for ~256 switch samples.
+	 */
+	if (o->off_cpu && want < ((size_t)o->stack_bytes + 512) * 256 / page)
+		want = ((size_t)o->stack_bytes + 512) * 256 / page;
 	while (ncpus && most > MIN_RING_PAGES && most * page * ncpus > MAX_RING_BYTES_TOTAL)
 		most /= 2;
 	while (pages < want && pages < most)
@@ -177,7 +208,8 @@ static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t
  * as perf sizes its own.  Root (CAP_IPC_LOCK) has no such limit; nor has
  * an -m the user chose (the kernel then says no, and the error says why).
  */
-static size_t fit_locked_limit(size_t pages, size_t page, size_t ncpus, bool ours)
+static size_t fit_locked_limit(size_t pages, size_t page, size_t ncpus, size_t nrings,
+			       bool ours)
 {
 	uint64_t mlock_kb = 0, budget, share, fit = 1;
 	struct rlimit rl;
@@ -187,7 +219,7 @@ static size_t fit_locked_limit(size_t pages, size_t page, size_t ncpus, bool our
 	    getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 		return pages;
 	budget = mlock_kb * 1024 * ncpus + rl.rlim_cur;
-	share = budget / ncpus / page;
+	share = budget / nrings / page;
 	if (share < 2)
 		return pages;
 	while (fit * 2 <= share - 1)
@@ -198,10 +230,18 @@ static size_t fit_locked_limit(size_t pages, size_t page, size_t ncpus, bool our
 	return fit < pages ? (size_t)fit : pages;
 }
 
-static int perf_error(int err, const char *ev)
+static int perf_error(int err, const char *ev, bool sw)
 {
 	uint64_t paranoid = 0;
 
+	if (sw && (err == -EACCES || err == -EPERM)) {
+		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		return error_setx(err, "--off-cpu samples threads inside the kernel (as they "
+				  "switch out, and in system calls), which "
+				  "kernel.perf_event_paranoid %llu forbids: run as root, grant "
+				  "CAP_PERFMON, or set kernel.perf_event_paranoid to 1",
+				  (unsigned long long)paranoid);
+	}
 	if (err == -EACCES || err == -EPERM) {
 		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 		return error_set(err, "cannot open the %s event (kernel.perf_event_paranoid is %llu: "
@@ -232,91 +272,116 @@ static int keep_fd(struct prof_recorder *rec, int fd)
  * later ones send their records into it (PERF_EVENT_IOC_SET_OUTPUT).
  * When ENABLE, the new events start at once (attaching during a recording).
  */
-int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, bool enable)
+/*
+ * Open the event of ring I (its CPU's sampling ring, or with --off-cpu
+ * from ncpus on, its switch ring) for TID: 0, 1 to try the same ring again
+ * (a fallback changed the attributes), or -errno.
+ */
+static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool on_exec,
+			   bool enable, size_t pages, size_t page)
 {
 	struct prof_recorder_opts *o = &rec->opts;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages, i;
+	struct perf_ring *ring = &rec->rings[i];
+	bool sw = i >= rec->ncpus;
 	struct perf_event_attr attr;
 	int fd, r;
 
+	fill_attr(&attr, o->event, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
+		  rec->kernel, pages * page, sw, o->off_cpu);
+	fd = perf_open(&attr, tid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && rec->kernel && rec->nfds == 0 && !o->off_cpu &&
+	    (errno == EACCES || errno == EPERM)) {
+		uint64_t paranoid = 0;
+
+		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		pr_warn("kernel sampling refused (kernel.perf_event_paranoid is %llu): "
+			"recording user space only", (unsigned long long)paranoid);
+		rec->kernel = false;
+		rec->sum.kernel_refused = true;
+		return 1;
+	}
+	if (fd < 0 && !sw && o->event == PROF_EVENT_DEFAULT &&
+	    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP || errno == ENXIO ||
+	     errno == EINVAL)) {
+		/* no PMU here (VMs, containers): the software clock samples alike */
+		rec->sum.event_fell_back = true;
+		o->event = PROF_EVENT_CPU_CLOCK;
+		return 1;
+	}
+	if (fd < 0 && !sw && o->event == PROF_EVENT_CYCLES &&
+	    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP))
+		return error_setx(-ENOTSUP, "the cycles event is not supported here (no "
+				  "hardware PMU): use -e cpu-clock");
+	if (fd < 0 && errno == ESRCH)
+		return error_setx(-ESRCH, "thread %d exited while prof was attaching", (int)tid);
+	if (fd < 0)
+		return perf_error(-errno, sw ? "context-switch" : rec_event_name(o->event),
+				  o->off_cpu);
+	r = keep_fd(rec, fd);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	if (ring->base) {
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
+			return error_set(-errno, "cannot share a perf ring");
+	} else {
+		r = perf_ring_map(ring, fd, ring->cpu, pages);
+		if (r == -EPERM && !o->mmap_pages && pages > MIN_RING_PAGES) {
+			/*
+			 * Unprivileged, the kernel locks at most
+			 * perf_event_mlock_kb per CPU, plus RLIMIT_MEMLOCK:
+			 * smaller rings, as perf takes, and this CPU again
+			 */
+			rec->ring_pages = pages / 2;
+			pr_debug("perf ring refused (locked-memory limit): trying %zu KiB",
+				 pages / 2 * page / 1024);
+			close(rec->fds[--rec->nfds]);
+			return 1;
+		}
+		if (r == -EPERM || r == -ENOMEM)
+			return error_set(r, "cannot map a %zu KiB perf ring (the locked-memory "
+					 "limit, kernel.perf_event_mlock_kb, is too low; try "
+					 "-m with fewer pages)", pages * page / 1024);
+		if (r < 0)
+			return error_set(r, "cannot map a perf ring");
+		if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, fd,
+			      &(struct epoll_event){ .events = EPOLLIN, .data.u64 = i }) < 0)
+			return error_set(-errno, "cannot poll a perf ring");
+	}
+	if (enable && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return error_set(-errno, "cannot enable the perf events");
+	return 0;
+}
+
+/*
+ * Open TID's events on every online CPU (with inherit, so its new threads
+ * and children follow): the sampling event, and with --off-cpu the
+ * context-switch event, each into a ring of its own kind, so that a switch
+ * record is never lost for a burst of CPU samples, nor the reverse, and a
+ * loss says which it was.  The first event on a ring owns it; later ones
+ * send their records into it (PERF_EVENT_IOC_SET_OUTPUT).  When ENABLE,
+ * the new events start at once (attaching during a recording).
+ */
+int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, bool enable)
+{
+	struct prof_recorder_opts *o = &rec->opts;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), i;
+	int r;
+
 	if (!rec->ring_pages)
-		rec->ring_pages = fit_locked_limit(ring_pages(o, page, rec->ncpus), page,
-						   rec->ncpus, !o->mmap_pages);
-	pages = rec->ring_pages;
-
-	for (i = 0; i < rec->ncpus; i++) {
-		struct perf_ring *ring = &rec->rings[i];
-
-		fill_attr(&attr, o->event, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
-			  rec->kernel, pages * page);
-		fd = perf_open(&attr, tid, rec->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 && rec->kernel && rec->nfds == 0 && (errno == EACCES || errno == EPERM)) {
-			uint64_t paranoid = 0;
-
-			rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
-			pr_warn("kernel sampling refused (kernel.perf_event_paranoid is %llu): "
-				"recording user space only", (unsigned long long)paranoid);
-			rec->kernel = false;
-			rec->sum.kernel_refused = true;
-			i--;
-			continue;
-		}
-		if (fd < 0 && o->event == PROF_EVENT_DEFAULT &&
-		    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP || errno == ENXIO ||
-		     errno == EINVAL)) {
-			/* no PMU here (VMs, containers): the software clock samples alike */
-			rec->sum.event_fell_back = true;
-			o->event = PROF_EVENT_CPU_CLOCK;
-			i--;
-			continue;
-		}
-		if (fd < 0 && o->event == PROF_EVENT_CYCLES &&
-		    (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP))
-			return error_setx(-ENOTSUP, "the cycles event is not supported here (no "
-					  "hardware PMU): use -e cpu-clock");
-		if (fd < 0 && errno == ESRCH)
-			return error_setx(-ESRCH, "thread %d exited while prof was attaching",
-					  (int)tid);
-		if (fd < 0)
-			return perf_error(-errno, rec_event_name(o->event));
-		r = keep_fd(rec, fd);
-		if (r < 0) {
-			close(fd);
+		rec->ring_pages = fit_locked_limit(ring_pages(o, page, rec->nrings), page,
+						   rec->ncpus, rec->nrings, !o->mmap_pages);
+	for (i = 0; i < rec->nrings; i++) {
+		r = open_ring_event(rec, i, tid, on_exec, enable, rec->ring_pages, page);
+		if (r < 0)
 			return r;
-		}
-		if (ring->base) {
-			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) < 0)
-				return error_set(-errno, "cannot share a perf ring");
-		} else {
-			r = perf_ring_map(ring, fd, rec->cpus[i], pages);
-			if (r == -EPERM && !o->mmap_pages && pages > MIN_RING_PAGES) {
-				/*
-				 * Unprivileged, the kernel locks at most
-				 * perf_event_mlock_kb per CPU, plus RLIMIT_MEMLOCK:
-				 * smaller rings, as perf takes, and this CPU again
-				 */
-				rec->ring_pages = pages /= 2;
-				pr_debug("perf ring refused (locked-memory limit): trying %zu KiB",
-					 pages * page / 1024);
-				close(rec->fds[--rec->nfds]);
-				i--;
-				continue;
-			}
-			if (r == -EPERM || r == -ENOMEM)
-				return error_set(r, "cannot map a %zu KiB perf ring (the locked-memory "
-						 "limit, kernel.perf_event_mlock_kb, is too low; try "
-						 "-m with fewer pages)", pages * page / 1024);
-			if (r < 0)
-				return error_set(r, "cannot map a perf ring");
-			if (epoll_ctl(rec->epfd, EPOLL_CTL_ADD, fd,
-				      &(struct epoll_event){ .events = EPOLLIN, .data.u64 = i }) < 0)
-				return error_set(-errno, "cannot poll a perf ring");
-		}
-		if (enable && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-			return error_set(-errno, "cannot enable the perf events");
+		if (r > 0)
+			i--;	/* the same ring again, as the fallback has it */
 	}
 	rec->sum.event = rec_event_name(o->event);
-	rec->sum.ring_bytes = pages * page;
+	rec->sum.ring_bytes = rec->ring_pages * page;
+	rec->sum.offcpu_ring_bytes = o->off_cpu ? rec->ring_pages * page : 0;
 	return 0;
 }
 
@@ -324,15 +389,20 @@ int rec_init_rings(struct prof_recorder *rec)
 {
 	int cpus[MAX_CPUS], n = online_cpus(cpus, MAX_CPUS), i;
 
+	size_t k, nrings = (size_t)n * (rec->opts.off_cpu ? 2 : 1);
+
 	rec->cpus = calloc((size_t)n, sizeof(*rec->cpus));
-	rec->rings = calloc((size_t)n, sizeof(*rec->rings));
+	rec->rings = calloc(nrings, sizeof(*rec->rings));
 	if (!rec->cpus || !rec->rings)
 		return error_setx(-ENOMEM, "out of memory");
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		rec->cpus[i] = cpus[i];
-		rec->rings[i].fd = -1;
+	for (k = 0; k < nrings; k++) {
+		rec->rings[k].fd = -1;
+		rec->rings[k].cpu = cpus[k % (size_t)n];
 	}
 	rec->ncpus = (size_t)n;
+	rec->nrings = nrings;
 	return 0;
 }
 
@@ -343,7 +413,7 @@ void rec_close_rings(struct prof_recorder *rec)
 
 	for (i = 0; i < rec->nfds; i++)
 		ioctl(rec->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	for (i = 0; rec->rings && i < rec->ncpus; i++)
+	for (i = 0; rec->rings && i < rec->nrings; i++)
 		perf_ring_unmap(&rec->rings[i]);
 	for (i = 0; i < rec->nfds; i++)
 		close(rec->fds[i]);
@@ -353,7 +423,7 @@ void rec_close_rings(struct prof_recorder *rec)
 	rec->fds = NULL;
 	rec->rings = NULL;
 	rec->cpus = NULL;
-	rec->nfds = rec->ncpus = 0;
+	rec->nfds = rec->ncpus = rec->nrings = 0;
 }
 
 /*

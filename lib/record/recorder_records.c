@@ -118,7 +118,12 @@ static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struc
 	return node;
 }
 
-static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t size)
+/*
+ * A sample: of the sampling event, or with SWITCHED a switch-out sample
+ * of the context-switch event (the start of an off-CPU interval).
+ */
+static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t size,
+			 bool switched)
 {
 	const uint8_t *end = p + size;
 	struct {
@@ -134,7 +139,7 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 	struct thr *t;
 	struct proc *proc;
 	size_t i, n = 0;
-	int64_t id;
+	int64_t id, user_id;
 	int r;
 
 	p += sizeof(struct perf_event_header);
@@ -142,6 +147,8 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 		return 0;
 	memcpy(&s, p, 40);
 	p += 40;
+	if (switched)
+		rec->sum.switch_events++;
 	if (rec->kernel) {
 		/* kernel callchain: nr, then nr entries with context markers */
 		if (end - p < 8)
@@ -157,7 +164,8 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 		return 0;
 	memcpy(&abi, p, 8);
 	p += 8;
-	rec->sum.sample_events++;
+	if (!switched)
+		rec->sum.sample_events++;
 	if (s.pid == 0 || s.tid == 0 || (int32_t)s.pid < 0)
 		return 0;	/* the idle task or a sample without a task */
 	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
@@ -224,16 +232,25 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 			rec->sum.fallback_frames[i] += u->fallback[i];
 		rec->sum.frames += u->n;
 	}
-	if (u->cause) {
+	if (u->cause && !switched) {
 		rec->sum.truncated_stacks++;
 		rec->sum.unwind_errors[u->cause]++;
 	}
-	id = intern_user_stack(rec, t, proc, u);
+	id = user_id = intern_user_stack(rec, t, proc, u);
 	/* the kernel's frames on top, the leaf last */
 	while (id >= 0 && n--)
 		id = prof_spool_intern_stack(rec->w, (uint32_t)id, rec->frames[n]);
 	if (id < 0)
 		return (int)id;
+	if (switched)
+		return offcpu_sampled(&rec->offcpu, t->spool_id, s.time, s.cpu, (uint32_t)id,
+				      (uint32_t)user_id, u->cause != 0);
+	/* running: an interval of its still open lost its switch-in */
+	if (rec->opts.off_cpu) {
+		r = offcpu_end(&rec->offcpu, t->spool_id, s.time, PROF_OFFCPU_END_RAN);
+		if (r < 0)
+			return r;
+	}
 	r = prof_spool_add_sample(rec->w, &(struct prof_sample){
 		.time_ns = s.time, .thread = t->spool_id, .stack = (uint32_t)id,
 		.period = s.period, .cpu = s.cpu });
@@ -243,9 +260,21 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 	return 0;
 }
 
-static int handle_lost(struct prof_recorder *rec, uint8_t kind, uint64_t count, uint64_t time)
+static int handle_lost(struct prof_recorder *rec, uint8_t kind, uint64_t count, uint64_t time,
+		       bool switches)
 {
 	rec->sum.lost_events += count;
+	if (switches) {
+		/* a switch ring carries switch records and samples, nothing of the lifecycle */
+		kind = kind == PROF_LOST_SAMPLES ? PROF_LOST_SWITCH_SAMPLES
+						 : PROF_LOST_SWITCH_RECORDS;
+		if (kind == PROF_LOST_SWITCH_SAMPLES)
+			rec->sum.lost_switch_samples += count;
+		else
+			rec->sum.lost_switch_records += count;
+		return prof_spool_add_lost(rec->w, &(struct prof_lost){
+			.time_ns = time, .kind = kind, .count = count });
+	}
 	/* any record may be among them: an mmap, a fork, an exit, a rename */
 	rec->need_reconcile |= kind == PROF_LOST_RECORDS;
 	rec->sum.lifecycle_gaps += kind == PROF_LOST_RECORDS;
@@ -253,17 +282,52 @@ static int handle_lost(struct prof_recorder *rec, uint8_t kind, uint64_t count, 
 								.count = count });
 }
 
+/* A switch record: pid, tid, then the rest of the sample_id (time, cpu). */
+static int handle_switch(struct prof_recorder *rec, const struct perf_event_header *h,
+			 const uint8_t *p, size_t body, uint64_t time)
+{
+	uint32_t id[4];
+	struct thr *t;
+	int r;
+
+	if (body < 16)
+		return 0;
+	memcpy(id, p, 8);
+	memcpy(&id[2], p + 16, 4);	/* after the time: the cpu */
+	if ((int32_t)id[0] <= 0 || (int32_t)id[1] <= 0)
+		return 0;
+	r = pt_thread(&rec->pt, (pid_t)id[0], (pid_t)id[1], time, &t);
+	if (r < 0)
+		return r;
+	if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
+		return offcpu_end(&rec->offcpu, t->spool_id, time, PROF_OFFCPU_END_SWITCH_IN);
+	return offcpu_switched_out(&rec->offcpu, t->spool_id, time, body >= 24 ? id[2] : 0,
+				   h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+}
+
+/* TID exits at TIME: an interval of its that is open ends there. */
+static int end_offcpu_at_exit(struct prof_recorder *rec, pid_t tid, uint64_t time)
+{
+	struct thr *t = rec->opts.off_cpu ? pt_find_thread(&rec->pt, tid) : NULL;
+
+	return t ? offcpu_end(&rec->offcpu, t->spool_id, time, PROF_OFFCPU_END_EXIT) : 0;
+}
+
 static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
 {
 	const struct perf_event_header *h = (const void *)sr->data;
 	const uint8_t *p = sr->data + sizeof(*h);
 	size_t body = h->size - sizeof(*h);
+	bool switches = (size_t)sr->cpu >= rec->ncpus;	/* from a switch ring */
 	uint32_t u32[4];
 	uint64_t u64[4];
+	int r;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		return handle_sample(rec, sr->data, h->size);
+		return handle_sample(rec, sr->data, h->size, switches);
+	case PERF_RECORD_SWITCH:
+		return handle_switch(rec, h, p, body, sr->time);
 	case PERF_RECORD_MMAP2: {
 		/* pid tid addr len pgoff maj min ino ino_gen prot flags filename */
 		uint32_t maj, min, prot;
@@ -302,17 +366,18 @@ static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
 		if (h->type == PERF_RECORD_FORK)
 			return pt_fork(&rec->pt, (pid_t)u32[0], (pid_t)u32[1], (pid_t)u32[2],
 				       sr->time);
-		return pt_exit(&rec->pt, (pid_t)u32[0], (pid_t)u32[2], sr->time);
+		r = end_offcpu_at_exit(rec, (pid_t)u32[2], sr->time);
+		return r < 0 ? r : pt_exit(&rec->pt, (pid_t)u32[0], (pid_t)u32[2], sr->time);
 	case PERF_RECORD_LOST:
 		if (body < 16)
 			return 0;
 		memcpy(u64, p, 16);
-		return handle_lost(rec, PROF_LOST_RECORDS, u64[1], sr->time);
+		return handle_lost(rec, PROF_LOST_RECORDS, u64[1], sr->time, switches);
 	case PERF_RECORD_LOST_SAMPLES:
 		if (body < 8)
 			return 0;
 		memcpy(u64, p, 8);
-		return handle_lost(rec, PROF_LOST_SAMPLES, u64[0], sr->time);
+		return handle_lost(rec, PROF_LOST_SAMPLES, u64[0], sr->time, switches);
 	default:
 		return 0;
 	}
@@ -361,7 +426,7 @@ static size_t trimmed_size(const struct prof_recorder *rec, const struct perf_ev
 }
 
 /* Copy sample H into the sorter, its stack cut to what it holds. */
-static int push_sample(struct prof_recorder *rec, const struct perf_event_header *h, int cpu)
+static int push_sample(struct prof_recorder *rec, const struct perf_event_header *h, int ring)
 {
 	uint64_t dyn = 0;
 	size_t off = 0, n = trimmed_size(rec, h, &off, &dyn);
@@ -369,8 +434,8 @@ static int push_sample(struct prof_recorder *rec, const struct perf_event_header
 	uint8_t *out;
 
 	if (!n)
-		return sorter_push(&rec->sorter, record_time(h), cpu, h, h->size);
-	out = sorter_add(&rec->sorter, record_time(h), cpu, n);
+		return sorter_push(&rec->sorter, record_time(h), ring, h, h->size);
+	out = sorter_add(&rec->sorter, record_time(h), ring, n);
 	if (!out)
 		return -ENOMEM;
 	memcpy(out, h, off + dyn);
@@ -387,7 +452,8 @@ int rec_drain_rings(struct prof_recorder *rec)
 	size_t i;
 	int r = 0;
 
-	for (i = 0; i < rec->ncpus; i++) {
+	/* a record's ring, not its CPU, goes with it: its kind follows from the ring */
+	for (i = 0; i < rec->nrings; i++) {
 		struct perf_ring *ring = &rec->rings[i];
 		const struct perf_event_header *h;
 
@@ -396,8 +462,8 @@ int rec_drain_rings(struct prof_recorder *rec)
 		rec->ring_had_data = true;
 		while (r >= 0 && (h = perf_ring_next(ring)))
 			r = h->type == PERF_RECORD_SAMPLE
-				    ? push_sample(rec, h, ring->cpu)
-				    : sorter_push(&rec->sorter, record_time(h), ring->cpu, h, h->size);
+				    ? push_sample(rec, h, (int)i)
+				    : sorter_push(&rec->sorter, record_time(h), (int)i, h, h->size);
 		perf_ring_end(ring);
 		if (r < 0)
 			return r;
@@ -417,6 +483,22 @@ int rec_process_until(struct prof_recorder *rec, uint64_t watermark)
 				rec->error = r;
 			return r;
 		}
+	}
+	return 0;
+}
+
+/* P is found gone at TIME: the intervals of its threads that are open end there. */
+int rec_end_offcpu_of_process(struct prof_recorder *rec, struct proc *p, uint64_t time)
+{
+	size_t i;
+	int r;
+
+	for (i = p->first_thread; rec->opts.off_cpu && i < rec->pt.nthrs; i++) {
+		if (rec->pt.thrs[i].proc != p)
+			continue;
+		r = offcpu_end(&rec->offcpu, rec->pt.thrs[i].spool_id, time, PROF_OFFCPU_END_EXIT);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -443,7 +525,9 @@ int rec_reconcile(struct prof_recorder *rec)
 		if (p->exited)
 			continue;
 		if (rec_proc_gone(p->pid)) {
-			r = pt_process_exit(&rec->pt, p, now);
+			r = rec_end_offcpu_of_process(rec, p, now);
+			if (r >= 0)
+				r = pt_process_exit(&rec->pt, p, now);
 			continue;
 		}
 		r = pt_refresh_maps(&rec->pt, p, now);

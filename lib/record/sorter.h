@@ -16,7 +16,7 @@ struct sorted_rec {
 	uint64_t seq;
 	uint32_t len;
 	uint32_t cap;		/* bytes data can hold */
-	int cpu;		/* the ring it came from */
+	int cpu;		/* the ring it came from (its index) */
 	uint8_t data[];		/* the perf record, 8-byte aligned */
 };
 

@@ -232,14 +232,16 @@ unsigned agg_keys_of(const struct prof_report_opts *opts)
 	return shape | AGG_INLINED | (opts->lines ? AGG_LINES : 0);
 }
 
-int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples, unsigned keys)
+int agg_init(struct agg *a, const struct prof_spool *sp, enum prof_weight weight, uint64_t total,
+	     unsigned keys)
 {
 	struct prof_spool_counts cnt;
 	void *v;
 	int r;
 
 	memset(a, 0, sizeof(*a));
-	a->samples = samples;
+	a->weight = weight;
+	a->total = total;
 	a->keys = keys;
 	a->gen = 1;
 	prof_spool_counts(sp, &cnt);
@@ -264,12 +266,21 @@ int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples, unsig
 	return r;
 }
 
+/* Whether STACK is an off-CPU interval's: its leaf is a state frame. */
+static bool is_offcpu(const struct prof_spool *sp, uint32_t stack)
+{
+	const struct prof_stack_node *sn = stack ? prof_spool_stack(sp, stack) : NULL;
+	const struct prof_frame *fr = sn ? prof_spool_frame(sp, sn->frame) : NULL;
+
+	return fr && fr->kind == PROF_FRAME_STATE;
+}
+
 int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
 	    uint32_t stack, uint64_t count)
 {
 	static const struct prof_resolved_frame empty = { .function = EMPTY_STACK_NAME,
 							  .module = "" };
-	uint32_t node, func;
+	uint32_t node = 0, func;
 	int r;
 
 	if (stack > a->nstacks)
@@ -280,9 +291,12 @@ int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *
 		r = place_stack(a, sp, sym, stack, &node);
 	else if ((r = func_id(a, &empty, &func)) == 0)
 		r = child(a, 0, func, &node);
-	if (r == 0)
-		a->nodes[node].self += count;
-	return r;
+	if (r < 0)
+		return r;
+	a->nodes[node].self += count;
+	if (is_offcpu(sp, stack))
+		a->nodes[node].offcpu_self += count;
+	return 0;
 }
 
 void agg_sum(struct agg *a)
@@ -292,7 +306,9 @@ void agg_sum(struct agg *a)
 	/* children come after their parents */
 	for (i = a->nnodes; i-- > 1;) {
 		a->nodes[i].total += a->nodes[i].self;
+		a->nodes[i].offcpu += a->nodes[i].offcpu_self;
 		a->nodes[a->nodes[i].parent].total += a->nodes[i].total;
+		a->nodes[a->nodes[i].parent].offcpu += a->nodes[i].offcpu;
 	}
 	count_functions(a);
 }
@@ -319,7 +335,7 @@ int agg_build(struct agg *a, const struct prof_spool *sp, const struct prof_prof
 	size_t i;
 	int r;
 
-	r = agg_init(a, sp, p->samples, keys);
+	r = agg_init(a, sp, p->weight, p->total, keys);
 	for (i = 0; i < p->cap && r == 0; i++) {
 		if (!p->counts[i])
 			continue;
@@ -378,7 +394,7 @@ int agg_listed_functions(struct agg *a, const struct prof_report_opts *opts, uin
 	qsort_r(ids, all, sizeof(*ids), by_self, a);
 	/* keep those to list at the front */
 	for (i = 0; i < all && (opts->limit <= 0 || n < (size_t)opts->limit); i++)
-		if (report_pct(a->funcs[ids[i]].total, a->samples) >= opts->min_percent)
+		if (report_pct(a->funcs[ids[i]].total, a->total) >= opts->min_percent)
 			ids[n++] = ids[i];
 	*ret = ids;
 	*ret_n = n;

@@ -156,16 +156,20 @@ static void print_table(FILE *out, const struct diff *d)
 }
 
 static void print_json(FILE *out, const struct diff *d, const char *const names[2],
-		       const uint64_t samples[2])
+		       const struct prof_report_diff_side sides[2])
 {
+	enum prof_weight w = sides[0].profile->weight;
 	size_t i;
 	int s;
 
 	fputs("{\n  \"schema\": \"prof-report-diff/1\",\n", out);
+	fprintf(out, "  \"weight\": \"%s\",\n  \"unit\": \"%s\",\n", prof_weight_name(w),
+		w == PROF_WEIGHT_CPU ? "samples" : "ns");
 	for (s = 0; s < 2; s++) {
 		fprintf(out, "  \"%s\": {\"spool\": ", s ? "new" : "base");
 		report_put_json_str(out, names[s]);
-		fprintf(out, ", \"samples\": %" PRIu64 "},\n", samples[s]);
+		fprintf(out, ", \"samples\": %" PRIu64 ", \"total\": %" PRIu64 "},\n",
+			sides[s].profile->samples, sides[s].profile->total);
 	}
 	fputs("  \"functions\": [", out);
 	for (i = 1; i < d->nrows; i++) {
@@ -186,7 +190,7 @@ int prof_report_diff(FILE *out, const struct prof_report_diff_side sides[2],
 		     enum prof_report_format format, double *ret_max_growth)
 {
 	const char *names[2];
-	uint64_t samples[2];
+	uint64_t totals[2];
 	struct diff d = { 0 };
 	bool folded = format == PROF_REPORT_FOLDED;
 	double max = 0.0;
@@ -204,7 +208,11 @@ int prof_report_diff(FILE *out, const struct prof_report_diff_side sides[2],
 			break;
 		}
 		names[s] = sides[s].name ? sides[s].name : "";
-		samples[s] = sides[s].profile->samples;
+		if (sides[s].profile->weight != sides[0].profile->weight) {
+			r = error_setx(-EINVAL, "a diff compares profiles weighed alike");
+			break;
+		}
+		totals[s] = sides[s].profile->total;
 		r = agg_build(&a[s], sides[s].spool, sides[s].profile, sides[s].sym,
 			      folded ? 0 : AGG_INLINED);
 		if (r == 0)
@@ -212,7 +220,7 @@ int prof_report_diff(FILE *out, const struct prof_report_diff_side sides[2],
 	}
 	for (i = 1; i < d.nrows && r == 0; i++) {
 		for (s = 0; s < 2; s++)
-			d.rows[i].share[s] = report_pct(d.rows[i].count[s], samples[s]);
+			d.rows[i].share[s] = report_pct(d.rows[i].count[s], totals[s]);
 		if (change(&d.rows[i]) > max)
 			max = change(&d.rows[i]);
 	}
@@ -221,9 +229,10 @@ int prof_report_diff(FILE *out, const struct prof_report_diff_side sides[2],
 	if (r == 0 && folded)
 		for (i = 1; i < d.nrows; i++)
 			fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", d.rows[i].key,
-				d.rows[i].count[0], d.rows[i].count[1]);
+				report_folded_count(a[0].weight, d.rows[i].count[0]),
+				report_folded_count(a[0].weight, d.rows[i].count[1]));
 	else if (r == 0 && format == PROF_REPORT_JSON)
-		print_json(out, &d, names, samples);
+		print_json(out, &d, names, sides);
 	else if (r == 0)
 		print_table(out, &d);
 	if (r == 0 && ret_max_growth)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * filter.c - which samples a report keeps, decided as the spool is read:
- * by pid, tid, comm and time, and by the functions on the stack (--focus,
- * --exclude).  Kernel frames can be cut off the leaf end of each stack.
+ * filter.c - which samples (and off-CPU intervals) a report keeps, and
+ * what they weigh, decided as the spool is read: by pid, tid, comm and
+ * time, and by the functions on the stack (--focus, --exclude).  Kernel
+ * frames can be cut off the leaf end of each stack (an interval's spool
+ * record names its stack without them).
  * What a stack matches is remembered per stack node, so the work and the
  * memory grow with the distinct stacks, not with the samples.
  */
@@ -40,6 +42,7 @@ struct prof_filter {
 	size_t path_cap;
 	uint64_t start_ns;	/* time 0: the recording's start, else the first sample */
 	bool started;
+	enum prof_weight weight;
 };
 
 static int parse_ids(const char *what, const char *list, int32_t **ret, size_t *ret_n)
@@ -148,7 +151,10 @@ int prof_filter_new(const struct prof_filter_opts *opts, struct prof_filter **re
 	if (!f)
 		return error_setx(-ENOMEM, "out of memory");
 	f->no_kernel = o.no_kernel;
-	if (o.pids)
+	f->weight = o.weight;
+	if ((unsigned)o.weight >= PROF_WEIGHT__COUNT)
+		r = error_setx(-EINVAL, "unknown weight %u", (unsigned)o.weight);
+	if (r == 0 && o.pids)
 		r = parse_ids("pid", o.pids, &f->pids, &f->npids);
 	if (r == 0 && o.tids)
 		r = parse_ids("tid", o.tids, &f->tids, &f->ntids);
@@ -291,21 +297,24 @@ static uint32_t user_part(const struct prof_spool *sp, uint32_t stack)
 	return stack;
 }
 
-int prof_filter_sample(struct prof_filter *f, const struct prof_spool *sp,
-		       struct prof_symbolizer *sym, const struct prof_sample *s,
-		       uint32_t *ret_stack)
+/*
+ * Whether what THREAD had on STACK at TIME is kept: 1 and *RET_STACK (its
+ * stack, or USER_STACK with no_kernel), 0, or -errno.
+ */
+static int keep(struct prof_filter *f, const struct prof_spool *sp, struct prof_symbolizer *sym,
+		uint32_t thread, uint64_t time, uint32_t stack, uint32_t user_stack,
+		uint32_t *ret_stack)
 {
-	const struct prof_thread *t = prof_spool_thread(sp, s->thread);
+	const struct prof_thread *t = prof_spool_thread(sp, thread);
 	const struct prof_process *proc = t ? prof_spool_process(sp, t->process) : NULL;
-	uint32_t stack = s->stack;
 	uint8_t b = MEMO_DONE;
 	double at;
 	int r;
 
 	if (!f->started) {
 		f->start_ns = prof_spool_meta(sp)->mono_start_ns;
-		if (!f->start_ns || f->start_ns > s->time_ns)
-			f->start_ns = s->time_ns;
+		if (!f->start_ns || f->start_ns > time)
+			f->start_ns = time;
 		f->started = true;
 	}
 	if (f->npids && !(proc && has_id(f->pids, f->npids, proc->pid)))
@@ -315,12 +324,12 @@ int prof_filter_sample(struct prof_filter *f, const struct prof_spool *sp,
 	if (f->ncomms && !has_comm(f, proc ? proc->comm : NULL, t ? t->name : NULL))
 		return 0;
 	if (f->has_time) {
-		at = s->time_ns >= f->start_ns ? (double)(s->time_ns - f->start_ns) / 1e9 : 0.0;
+		at = time >= f->start_ns ? (double)(time - f->start_ns) / 1e9 : 0.0;
 		if (at < f->from_s || at > f->to_s)
 			return 0;
 	}
 	if (f->no_kernel)
-		stack = user_part(sp, stack);
+		stack = user_stack;
 	if (f->has_focus || f->has_exclude) {
 		r = stack_bits(f, sp, sym, stack, &b);
 		if (r < 0)
@@ -332,21 +341,56 @@ int prof_filter_sample(struct prof_filter *f, const struct prof_spool *sp,
 	return 1;
 }
 
-int filter_each_sample(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
-		       sample_fn fn, void *ctx, uint64_t *ret_n)
+int prof_filter_sample(struct prof_filter *f, const struct prof_spool *sp,
+		       struct prof_symbolizer *sym, const struct prof_sample *s,
+		       uint32_t *ret_stack)
 {
+	return keep(f, sp, sym, s->thread, s->time_ns, s->stack,
+		    f->no_kernel ? user_part(sp, s->stack) : s->stack, ret_stack);
+}
+
+int prof_filter_offcpu(struct prof_filter *f, const struct prof_spool *sp,
+		       struct prof_symbolizer *sym, const struct prof_offcpu *o,
+		       uint32_t *ret_stack)
+{
+	/* an interval's time is its start: --time keeps those that began in the range */
+	return keep(f, sp, sym, o->thread, o->time_ns, o->stack, o->user_stack, ret_stack);
+}
+
+enum prof_weight prof_filter_weight(const struct prof_filter *f)
+{
+	return f ? f->weight : PROF_WEIGHT_CPU;
+}
+
+int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
+		      event_fn fn, void *ctx, uint64_t *ret_n)
+{
+	enum prof_weight w = prof_filter_weight(f);
+	struct report_event e;
 	struct prof_event ev;
-	struct prof_sample s;
 	uint64_t n = 0;
 	int r;
 
 	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		if (ev.type != PROF_EV_SAMPLE)
+		if (ev.type == PROF_EV_SAMPLE && w != PROF_WEIGHT_OFFCPU) {
+			e = (struct report_event){ .s = *ev.sample,
+						   .weight = report_weight(w, false, ev.sample->period) };
+			r = f ? prof_filter_sample(f, sp, sym, ev.sample, &e.s.stack) : 1;
+		} else if (ev.type == PROF_EV_OFFCPU && w != PROF_WEIGHT_CPU) {
+			const struct prof_offcpu *o = ev.offcpu;
+
+			e = (struct report_event){
+				.s = { .time_ns = o->time_ns, .thread = o->thread, .stack = o->stack,
+				       .period = o->duration_ns, .cpu = o->cpu },
+				.offcpu = o,
+				.weight = report_weight(w, true, o->duration_ns),
+			};
+			r = f ? prof_filter_offcpu(f, sp, sym, o, &e.s.stack) : 1;
+		} else {
 			continue;
-		s = *ev.sample;
-		r = f ? prof_filter_sample(f, sp, sym, ev.sample, &s.stack) : 1;
+		}
 		if (r > 0) {
-			r = fn(&s, ctx);
+			r = fn(&e, ctx);
 			n++;
 		}
 		if (r < 0)
@@ -362,23 +406,27 @@ struct profile_ctx {
 	struct prof_spool *sp;
 };
 
-static int add_to_profile(const struct prof_sample *s, void *ctx)
+static int add_to_profile(const struct report_event *e, void *ctx)
 {
 	struct profile_ctx *c = ctx;
 
-	return prof_profile_add_spool_sample(c->p, c->sp, s);
+	return profile_add_event(c->p, c->sp, e);
 }
 
 int prof_profile_read_filtered(struct prof_profile *p, struct prof_spool *sp,
 			       struct prof_filter *f, struct prof_symbolizer *sym)
 {
 	struct profile_ctx c = { .p = p, .sp = sp };
+	int r;
 
 	if (!f)
 		return prof_profile_read(p, sp);
 	if (!sym)
 		return error_setx(-EINVAL, "a filter needs a symbolizer");
-	return filter_each_sample(sp, sym, f, add_to_profile, &c, NULL);
+	r = prof_profile_weigh(p, f->weight);
+	if (r < 0)
+		return r;
+	return filter_each_event(sp, sym, f, add_to_profile, &c, NULL);
 }
 
 void prof_filter_free(struct prof_filter *f)

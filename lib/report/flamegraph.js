@@ -17,7 +17,8 @@
 var fg = {
 	svg: null,
 	frames: [],		// every drawn frame: {g, rect, text or null, s, n, d, name, fill}
-	total: 0,		// samples under the widest frame
+	total: 0,		// samples (or ns) under the widest frame
+	unit: "samples",	// what data-s and data-n count: "samples" or "ns"
 	pad: 10,		// pixels left and right of the frames
 	width: 0,		// pixels the frames span
 	charWidth: 7,		// pixels a character of the frame labels takes, about
@@ -125,8 +126,8 @@ function fgSearch(term) {
 			end = hits[i].s + hits[i].n;
 		}
 	}
-	fg.matched.textContent = re ? "Matched: " + fgPercent(covered) + " (" + covered +
-		" samples)" : "";
+	fg.matched.textContent = re ? "Matched: " + fgPercent(covered) + " (" +
+		fgAmount(covered) + ")" : "";
 	fg.search.textContent = re ? "Reset Search" : "Search";
 }
 
@@ -146,6 +147,13 @@ function fgFrameOf(el) {
 	return null;
 }
 
+// N of the graph's unit as shown: "12 samples", or time "3.25 ms" (N in ns).
+function fgAmount(n) {
+	if (fg.unit === "ns")
+		return (n / 1e6).toFixed(2) + " ms";
+	return n + " samples";
+}
+
 function fgTitleLine(f) {
 	return f.g.getElementsByTagName("title")[0].textContent.split("\n")[0];
 }
@@ -155,6 +163,7 @@ function init() {
 
 	fg.svg = document.documentElement;
 	fg.total = Number(fg.svg.getAttribute("data-samples"));
+	fg.unit = fg.svg.getAttribute("data-unit") || "samples";
 	fg.pad = Number(fg.svg.getAttribute("data-pad"));
 	fg.width = Number(fg.svg.getAttribute("data-width")) - 2 * fg.pad;
 	fg.charWidth = Number(fg.svg.getAttribute("data-char"));
@@ -173,7 +182,7 @@ function init() {
 			s: Number(g.getAttribute("data-s")),
 			n: Number(g.getAttribute("data-n")),
 			d: Number(g.getAttribute("data-d")),
-			name: t.replace(/ \([0-9,]+ samples?, [0-9.]+%\)$/, "")
+			name: t.replace(/ \(([0-9,]+ samples?|[0-9.]+ ms), [0-9.]+%\)$/, "")
 		};
 		f.fill = f.rect.getAttribute("fill");
 		g.fgFrame = f;

@@ -19,6 +19,13 @@ static void put_key(FILE *out, const char *indent, const char *key, bool *first)
 	*first = false;
 }
 
+/* A counter: key and number. */
+static void put_num(FILE *out, const char *key, uint64_t v, bool *first)
+{
+	put_key(out, "    ", key, first);
+	fprintf(out, "%" PRIu64, v);
+}
+
 static void put_meta(FILE *out, const struct prof_meta *m, const char *title)
 {
 	bool first = true;
@@ -95,32 +102,29 @@ static void put_counters(FILE *out, const struct prof_counters *c, const struct 
 		return;
 	}
 	fputc('{', out);
-	put_key(out, "    ", "duration_ns", &first);
-	fprintf(out, "%" PRIu64, c->mono_end_ns >= m->mono_start_ns ?
-		c->mono_end_ns - m->mono_start_ns : 0);
-	put_key(out, "    ", "samples", &first);
-	fprintf(out, "%" PRIu64, c->samples);
-	put_key(out, "    ", "sample_events", &first);
-	fprintf(out, "%" PRIu64, c->sample_events);
+	put_num(out, "duration_ns",
+		c->mono_end_ns >= m->mono_start_ns ? c->mono_end_ns - m->mono_start_ns : 0, &first);
+	put_num(out, "samples", c->samples, &first);
+	put_num(out, "sample_events", c->sample_events, &first);
 	put_counts(out, "lost", c->lost, PROF_LOST__COUNT, prof_lost_kind_name, &first);
-	put_key(out, "    ", "truncated_stacks", &first);
-	fprintf(out, "%" PRIu64, c->truncated_stacks);
-	put_key(out, "    ", "empty_stacks", &first);
-	fprintf(out, "%" PRIu64, c->empty_stacks);
+	put_num(out, "truncated_stacks", c->truncated_stacks, &first);
+	put_num(out, "empty_stacks", c->empty_stacks, &first);
 	put_counts(out, "unwind_errors", c->unwind_errors, PROF_UNWIND__COUNT,
 		   prof_unwind_error_name, &first);
-	put_key(out, "    ", "frames", &first);
-	fprintf(out, "%" PRIu64, c->frames);
+	put_num(out, "frames", c->frames, &first);
 	put_counts(out, "fallback_frames", c->fallback_frames, PROF_FALLBACK__COUNT,
 		   prof_unwind_fallback_name, &first);
-	put_key(out, "    ", "processes", &first);
-	fprintf(out, "%" PRIu64, c->processes);
-	put_key(out, "    ", "threads", &first);
-	fprintf(out, "%" PRIu64, c->threads);
-	put_key(out, "    ", "lifecycle_gaps", &first);
-	fprintf(out, "%" PRIu64, c->lifecycle_gaps);
-	put_key(out, "    ", "reconciliations", &first);
-	fprintf(out, "%" PRIu64, c->reconciliations);
+	put_num(out, "processes", c->processes, &first);
+	put_num(out, "threads", c->threads, &first);
+	put_num(out, "lifecycle_gaps", c->lifecycle_gaps, &first);
+	put_num(out, "reconciliations", c->reconciliations, &first);
+	if (m->flags & PROF_META_OFFCPU) {
+		put_num(out, "switch_events", c->switch_events, &first);
+		put_num(out, "offcpu_intervals", c->offcpu_intervals, &first);
+		put_num(out, "offcpu_ns", c->offcpu_ns, &first);
+		put_num(out, "offcpu_unsampled", c->offcpu_unsampled, &first);
+		put_num(out, "offcpu_truncated", c->offcpu_truncated, &first);
+	}
 	fputs("\n  },\n", out);
 }
 
@@ -220,6 +224,9 @@ int output_json(FILE *out, struct agg *a, const struct prof_spool *sp,
 	prof_report_warnings(sp, o->title ? o->title : "", put_warning, &w);
 	fputs(w.first ? "],\n" : "\n  ],\n", out);
 	fprintf(out, "  \"samples\": %" PRIu64 ",\n", p->samples);
+	fprintf(out, "  \"weight\": \"%s\",\n  \"unit\": \"%s\",\n  \"total\": %" PRIu64 ",\n",
+		prof_weight_name(p->weight), p->weight == PROF_WEIGHT_CPU ? "samples" : "ns",
+		p->total);
 	fprintf(out, "  \"first_ns\": %" PRIu64 ",\n  \"last_ns\": %" PRIu64 ",\n",
 		p->first_ns, p->last_ns);
 	r = put_functions(out, a, o);

@@ -45,7 +45,9 @@ static int put_frame(FILE *out, const struct prof_spool *sp, struct prof_symboli
 	if (r < 0)
 		return r;
 	while (n--) {
-		fprintf(out, "\t%16" PRIx64 " ", fr->kind == PROF_FRAME_TRUNCATED ? 0 : fr->addr);
+		bool mark = fr->kind == PROF_FRAME_TRUNCATED || fr->kind == PROF_FRAME_STATE;
+
+		fprintf(out, "\t%16" PRIx64 " ", mark ? 0 : fr->addr);
 		report_put_name(out, rf[n].function, false);
 		if (rf[n].found)
 			fprintf(out, "+0x%" PRIx64, rf[n].offset);
@@ -56,8 +58,13 @@ static int put_frame(FILE *out, const struct prof_spool *sp, struct prof_symboli
 	return 0;
 }
 
+/*
+ * A sample, or an off-CPU interval (OFFCPU) as perf script prints those
+ * of perf record --off-cpu: event "offcpu-time", its duration in ns as the
+ * period, at the time it began.
+ */
 static int put_sample(FILE *out, const struct prof_spool *sp, struct prof_symbolizer *sym,
-		      const struct prof_sample *s, uint32_t stack)
+		      const struct prof_sample *s, uint32_t stack, bool offcpu)
 {
 	const struct prof_thread *t = prof_spool_thread(sp, s->thread);
 	const struct prof_process *proc = t ? prof_spool_process(sp, t->process) : NULL;
@@ -72,8 +79,9 @@ static int put_sample(FILE *out, const struct prof_spool *sp, struct prof_symbol
 	fprintf(out, " %5" PRId32 "/%-5" PRId32 " %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ",
 		proc ? proc->pid : -1, t ? t->tid : -1, s->time_ns / 1000000000u,
 		s->time_ns % 1000000000u / 1000u, s->period);
-	report_put_name(out, *prof_spool_meta(sp)->event ? prof_spool_meta(sp)->event : "cpu-clock",
-			false);
+	report_put_name(out, offcpu ? "offcpu-time"
+				    : *prof_spool_meta(sp)->event ? prof_spool_meta(sp)->event
+								   : "cpu-clock", false);
 	fputs(": \n", out);
 	for (; stack; stack = node->parent) {
 		node = prof_spool_stack(sp, stack);
@@ -93,11 +101,11 @@ struct script_ctx {
 	struct prof_symbolizer *sym;
 };
 
-static int script_sample(const struct prof_sample *s, void *ctx)
+static int script_event(const struct report_event *e, void *ctx)
 {
 	struct script_ctx *c = ctx;
 
-	return put_sample(c->out, c->sp, c->sym, s, s->stack);
+	return put_sample(c->out, c->sp, c->sym, &e->s, e->s.stack, e->offcpu != NULL);
 }
 
 int prof_report_perf_script(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
@@ -109,7 +117,7 @@ int prof_report_perf_script(FILE *out, struct prof_spool *sp, struct prof_symbol
 
 	if (!out || !sp || !sym)
 		return error_setx(-EINVAL, "nothing to report");
-	r = filter_each_sample(sp, sym, f, script_sample, &c, &n);
+	r = filter_each_event(sp, sym, f, script_event, &c, &n);
 	if (r < 0)
 		return r;
 	if (ret_samples)

@@ -91,6 +91,7 @@ struct cell {
 
 struct pprof {
 	const struct prof_spool *sp;
+	enum prof_weight weight;
 	struct prof_symbolizer *sym;
 	struct cell *cells;		/* [0] unused */
 	size_t ncells, cells_cap;
@@ -119,7 +120,8 @@ static int64_t str_index(struct pprof *x, const char *s)
 	return x->nstrings++;
 }
 
-static int count_sample(struct pprof *x, const struct prof_sample *s, uint32_t stack)
+static int count_sample(struct pprof *x, const struct prof_sample *s, uint32_t stack,
+			uint64_t ns)
 {
 	uint32_t c = intern_find(&x->cell_ids, s->thread, stack);
 	void *v;
@@ -140,7 +142,7 @@ static int count_sample(struct pprof *x, const struct prof_sample *s, uint32_t s
 		x->ncells = next + 1;
 	}
 	x->cells[c].count++;
-	x->cells[c].nanos += s->period;
+	x->cells[c].nanos += ns;
 	return 0;
 }
 
@@ -239,7 +241,7 @@ static int put_location(struct pprof *x, uint32_t id)
 		if (!r)
 			put_mapping(x, m);
 	}
-	if (fr->kind == PROF_FRAME_TRUNCATED)
+	if (fr->kind == PROF_FRAME_TRUNCATED || fr->kind == PROF_FRAME_STATE)
 		addr = 0;
 	/* the functions first: their messages go out before this one is built */
 	for (i = 0; i < n; i++)
@@ -337,12 +339,15 @@ static int write_profile(FILE *out, struct pprof *x)
 	const struct prof_meta *meta = prof_spool_meta(x->sp);
 	const struct prof_counters *cnt = prof_spool_counters(x->sp);
 	uint64_t period = meta->freq_hz ? 1000000000u / meta->freq_hz : meta->period;
+	/* the second value: CPU time, off-CPU time or both */
+	const char *what = x->weight == PROF_WEIGHT_OFFCPU ? "off-cpu"
+			   : x->weight == PROF_WEIGHT_WALL ? "wall" : "cpu";
 	size_t i;
 	int r = 0;
 
 	str_index(x, "");		/* the string table begins with "" */
 	put_value_type(x, 1, "samples", "count");
-	put_value_type(x, 1, "cpu", "nanoseconds");
+	put_value_type(x, 1, what, "nanoseconds");
 	for (i = 1; i < x->ncells && r == 0; i++)
 		r = put_sample(x, &x->cells[i]);
 	if (r < 0)
@@ -350,9 +355,10 @@ static int write_profile(FILE *out, struct pprof *x)
 	pb_uint(&x->out, 9, meta->wall_start_ns);
 	if (cnt && cnt->mono_end_ns > meta->mono_start_ns)
 		pb_uint(&x->out, 10, cnt->mono_end_ns - meta->mono_start_ns);
-	put_value_type(x, 11, "cpu", "nanoseconds");
-	pb_uint(&x->out, 12, period);
-	pb_uint(&x->out, 14, (uint64_t)str_index(x, "cpu"));
+	put_value_type(x, 11, what, "nanoseconds");
+	if (x->weight == PROF_WEIGHT_CPU)
+		pb_uint(&x->out, 12, period);
+	pb_uint(&x->out, 14, (uint64_t)str_index(x, what));
 	/* the string table last: every string is known by now */
 	pb_put(&x->out, x->table.p, x->table.n);
 	if (x->out.err || x->table.err)
@@ -360,21 +366,25 @@ static int write_profile(FILE *out, struct pprof *x)
 	return write_gzip(out, x->out.p, x->out.n);
 }
 
-static int pprof_sample(const struct prof_sample *s, void *ctx)
+static int pprof_event(const struct report_event *e, void *ctx)
 {
-	return count_sample(ctx, s, s->stack);
+	struct pprof *x = ctx;
+	/* the value in ns: a CPU sample's period, or its time as weighed */
+	uint64_t ns = x->weight == PROF_WEIGHT_CPU ? e->s.period : e->weight;
+
+	return count_sample(x, &e->s, e->s.stack, ns);
 }
 
 int prof_report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
 		      struct prof_filter *f, uint64_t *ret_samples)
 {
-	struct pprof x = { .sp = sp, .sym = sym };
+	struct pprof x = { .sp = sp, .sym = sym, .weight = prof_filter_weight(f) };
 	uint64_t n = 0;
 	int r;
 
 	if (!out || !sp || !sym)
 		return error_setx(-EINVAL, "nothing to report");
-	r = filter_each_sample(sp, sym, f, pprof_sample, &x, &n);
+	r = filter_each_event(sp, sym, f, pprof_event, &x, &n);
 	if (r == 0 && n)
 		r = write_profile(out, &x);
 	if (r == 0 && ret_samples)

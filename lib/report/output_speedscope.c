@@ -4,7 +4,7 @@
  * (https://www.speedscope.app/file-format-schema.json): one sampled
  * profile per thread (or process) of a grouped profile, each distinct stack
  * a sample, root first, weighed in nanoseconds (its samples times the
- * recording's period).  A frame is a function with its file and line, an
+ * recording's period, or the off-CPU or wall time it stands for).  A frame is a function with its file and line, an
  * inline chain giving a frame per function.
  */
 #include <inttypes.h>
@@ -98,6 +98,8 @@ int output_speedscope(FILE *out, const struct prof_spool *sp, const struct prof_
 {
 	const struct prof_meta *m = prof_spool_meta(sp);
 	uint64_t period = m->freq_hz ? 1000000000u / m->freq_hz : m->period;
+	/* samples weigh the recording's period; time is time already */
+	uint64_t mult = p->weight == PROF_WEIGHT_CPU ? period : 1;
 	struct ss x = { .sp = sp, .sym = sym };
 	char *profiles = NULL;
 	size_t plen = 0, g, c;
@@ -142,8 +144,8 @@ int output_speedscope(FILE *out, const struct prof_spool *sp, const struct prof_
 		for (c = 1; c < p->ncells && r == 0; c++) {
 			if (p->cells[c].group != g)
 				continue;
-			fprintf(prof, "%s%" PRIu64, first ? "" : ", ", p->cells[c].count * period);
-			total += p->cells[c].count * period;
+			fprintf(prof, "%s%" PRIu64, first ? "" : ", ", p->cells[c].count * mult);
+			total += p->cells[c].count * mult;
 			first = false;
 		}
 		fprintf(prof, "],\n     \"endValue\": %" PRIu64 "}", total);

@@ -35,16 +35,18 @@ enum frame_kind {
 };
 
 struct svg_frame {
-	uint64_t start, samples;	/* in samples from the left */
+	uint64_t start, samples;	/* in samples (or ns) from the left */
 	uint32_t depth;			/* 0: the root, "all" */
 	enum frame_kind kind;
+	bool offcpu;			/* mostly off-CPU time */
 	const char *name;		/* the symbolizer's, or a group's label */
 	const char *module;
 };
 
 struct svg_graph {
 	const struct prof_report_opts *o;
-	uint64_t samples;		/* the root's: every sample */
+	enum prof_weight weight;
+	uint64_t samples;		/* the root's: every sample (or ns) */
 	uint64_t next;			/* where the next tree begins */
 	struct svg_frame *frames;
 	size_t nframes, cap;
@@ -74,7 +76,8 @@ static int add_frame(struct svg_graph *g, const struct svg_frame *f)
 	return 0;
 }
 
-int svg_graph_new(struct svg_graph **ret, const struct prof_report_opts *o, uint64_t samples)
+int svg_graph_new(struct svg_graph **ret, const struct prof_report_opts *o,
+		  enum prof_weight weight, uint64_t samples)
 {
 	struct svg_graph *g = calloc(1, sizeof(*g));
 	int r;
@@ -82,6 +85,7 @@ int svg_graph_new(struct svg_graph **ret, const struct prof_report_opts *o, uint
 	if (!g)
 		return error_setx(-ENOMEM, "out of memory");
 	g->o = o;
+	g->weight = weight;
 	g->samples = samples;
 	r = add_frame(g, &(struct svg_frame){ .samples = samples, .kind = KIND_OTHER,
 					      .name = "all", .module = "" });
@@ -153,7 +157,8 @@ int svg_graph_add(struct svg_graph *g, struct agg *a, const char *label)
 		g->labels[g->nlabels++] = copy;
 		r = add_frame(g, &(struct svg_frame){ .start = g->next, .samples = samples,
 						      .depth = 1, .kind = KIND_OTHER,
-						      .name = copy, .module = "" });
+						      .name = copy, .module = "",
+						      .offcpu = a->nodes[0].offcpu * 2 > samples });
 		if (r < 0)
 			return r;
 	} else if (label) {
@@ -184,6 +189,8 @@ int svg_graph_add(struct svg_graph *g, struct agg *a, const char *label)
 							      .samples = node->total,
 							      .depth = d + base,
 							      .kind = kind_of(f),
+							      .offcpu = node->offcpu * 2 >
+									node->total,
 							      .name = f->name,
 							      .module = f->module });
 			if (r < 0)
@@ -253,13 +260,27 @@ static double name_hash(const char *name, unsigned salt)
 	return (double)(h % 1000) / 1000.0;
 }
 
-/* The fill of frame F: warm for code, orange for the kernel, aqua for an
- * inlined function, green for code without a module, grey for the rest. */
+/*
+ * The fill of frame F: warm for code, orange for the kernel, aqua for an
+ * inlined function, green for code without a module, grey for the rest;
+ * a frame of off-CPU time in blues (the kernel's violet), as off-CPU
+ * flame graphs are drawn.
+ */
 static void put_fill(FILE *out, const struct svg_frame *f)
 {
 	double a = name_hash(f->name, 1), b = name_hash(f->name, 2), c = name_hash(f->name, 3);
 	int r, g, bl;
 
+	if (f->offcpu && f->kind != KIND_OTHER) {
+		if (f->kind == KIND_KERNEL)
+			r = 140 + (int)(40 * a), g = 110 + (int)(40 * b), bl = 215 + (int)(40 * c);
+		else if (f->kind == KIND_INLINED)
+			r = 110 + (int)(40 * a), g = 190 + (int)(40 * b), bl = 230 + (int)(25 * c);
+		else
+			r = (int)(80 * a), g = 90 + (int)(90 * b), bl = 190 + (int)(65 * c);
+		fprintf(out, "rgb(%d,%d,%d)", r, g, bl);
+		return;
+	}
 	switch (f->kind) {
 	case KIND_KERNEL:
 		r = 225 + (int)(30 * a), g = 130 + (int)(60 * b), bl = (int)(40 * c);
@@ -293,8 +314,12 @@ static void put_frame(FILE *out, const struct svg_graph *g, const struct svg_fra
 	fprintf(out, "<g data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%" PRIu32
 		"\"><title>", f->start, f->samples, f->depth);
 	put_xml(out, f->name, 0);
-	fprintf(out, " (%" PRIu64 " sample%s, %.2f%%)", f->samples, f->samples == 1 ? "" : "s",
-		report_pct(f->samples, g->samples));
+	if (g->weight == PROF_WEIGHT_CPU)
+		fprintf(out, " (%" PRIu64 " sample%s, %.2f%%)", f->samples,
+			f->samples == 1 ? "" : "s", report_pct(f->samples, g->samples));
+	else
+		fprintf(out, " (%.2f ms, %.2f%%)", (double)f->samples / 1e6,
+			report_pct(f->samples, g->samples));
 	if (*f->module) {
 		fputc('\n', out);
 		put_xml(out, f->module, 0);
@@ -319,8 +344,12 @@ static void put_subtitle(FILE *out, const struct svg_graph *g, const struct prof
 	const struct prof_meta *m = prof_spool_meta(sp);
 	size_t i;
 
-	fprintf(out, "%" PRIu64 " sample%s", g->samples, g->samples == 1 ? "" : "s");
-	if (*m->event) {
+	if (g->weight == PROF_WEIGHT_CPU)
+		fprintf(out, "%" PRIu64 " sample%s", g->samples, g->samples == 1 ? "" : "s");
+	else
+		fprintf(out, "%.3f s of %s time", (double)g->samples / 1e9,
+			g->weight == PROF_WEIGHT_OFFCPU ? "off-CPU" : "wall");
+	if (*m->event && g->weight != PROF_WEIGHT_OFFCPU) {
 		fputs(" of ", out);
 		put_xml(out, m->event, 0);
 		if (m->freq_hz)
@@ -351,9 +380,10 @@ int svg_graph_write(struct svg_graph *g, FILE *out, const struct prof_spool *sp)
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%" PRIu32 "\" viewBox=\"0 0 %d %" PRIu32 "\" onload=\"init(evt)\" "
-		"data-samples=\"%" PRIu64 "\" data-width=\"%d\" data-pad=\"%d\" "
-		"data-char=\"%.1f\">\n", SVG_WIDTH, height, SVG_WIDTH, height, g->samples,
-		SVG_WIDTH, SVG_PAD, CHAR_WIDTH);
+		"data-samples=\"%" PRIu64 "\" data-unit=\"%s\" data-width=\"%d\" "
+		"data-pad=\"%d\" data-char=\"%.1f\">\n", SVG_WIDTH, height, SVG_WIDTH, height,
+		g->samples, g->weight == PROF_WEIGHT_CPU ? "samples" : "ns", SVG_WIDTH, SVG_PAD,
+		CHAR_WIDTH);
 	fprintf(out, "<style type=\"text/css\"><![CDATA[\n"
 		"text { font-family: Verdana, \"DejaVu Sans\", sans-serif; font-size: %dpx; "
 		"fill: rgb(0,0,0); }\n"
@@ -396,7 +426,7 @@ int output_svg(FILE *out, struct agg *a, const struct prof_spool *sp,
 	struct svg_graph *g;
 	int r;
 
-	r = svg_graph_new(&g, o, a->samples);
+	r = svg_graph_new(&g, o, a->weight, a->total);
 	if (r == 0)
 		r = svg_graph_add(g, a, NULL);
 	if (r == 0)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * output_top.c - the top view: one row per function, most self samples
- * first (then most total samples, then by name), as many rows as the limit
- * allows among those that reach the minimum percent of total samples.
+ * (or time) first, then most total, then by name, as many rows as the
+ * limit allows among those that reach the minimum percent of the total.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -19,8 +19,10 @@ static void print_row(FILE *out, const struct agg *a, const struct agg_func *f, 
 {
 	int pad;
 
-	fprintf(out, "%6.2f%% %6.2f%% %8" PRIu64 "  ", report_pct(f->self, a->samples),
-		report_pct(f->total, a->samples), f->self);
+	fprintf(out, "%6.2f%% %6.2f%% ", report_pct(f->self, a->total),
+		report_pct(f->total, a->total));
+	report_put_count(out, a->weight, f->self, a->weight == PROF_WEIGHT_CPU ? 8 : 10);
+	fputs("  ", out);
 	pad = width - (int)report_put_func(out, f);
 	if (*f->module) {
 		fprintf(out, "%*s  ", pad > 0 ? pad : 0, "");
@@ -35,7 +37,7 @@ int output_top(FILE *out, struct agg *a, const struct prof_report_opts *opts)
 	uint32_t *ids;
 	int width = NAME_WIDTH_MIN, r;
 
-	if (!a->samples) {
+	if (!a->total) {
 		fprintf(out, "no samples\n");
 		return 0;
 	}
@@ -48,8 +50,9 @@ int output_top(FILE *out, struct agg *a, const struct prof_report_opts *opts)
 		if (len > (size_t)width)
 			width = len > NAME_WIDTH_MAX ? NAME_WIDTH_MAX : (int)len;
 	}
-	fprintf(out, "%7s %7s %8s  %-*s  %s\n", "self%", "total%", "samples", width, "function",
-		"module");
+	fprintf(out, "%7s %7s %*s  %-*s  %s\n", "self%", "total%",
+		a->weight == PROF_WEIGHT_CPU ? 8 : 10,
+		a->weight == PROF_WEIGHT_CPU ? "samples" : "self ms", width, "function", "module");
 	for (i = 0; i < shown; i++)
 		print_row(out, a, &a->funcs[ids[i]], width);
 	if (shown < all)

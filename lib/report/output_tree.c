@@ -21,9 +21,13 @@ static void print_node(FILE *out, const struct agg *a, const struct agg_node *n)
 	const struct agg_func *f = &a->funcs[n->func];
 	uint32_t level = n->depth - 1;
 
-	fprintf(out, "%6.2f%% ", report_pct(n->total, a->samples));
+	fprintf(out, "%6.2f%% ", report_pct(n->total, a->total));
 	if (!(a->keys & AGG_CALLERS))
-		fprintf(out, "%6.2f%% ", report_pct(n->self, a->samples));
+		fprintf(out, "%6.2f%% ", report_pct(n->self, a->total));
+	if (a->weight != PROF_WEIGHT_CPU) {
+		report_put_count(out, a->weight, n->total, 10);
+		fputc(' ', out);
+	}
 	fputc(' ', out);
 	if (level > INDENT_LEVELS_MAX)
 		fprintf(out, "%*s(depth %" PRIu32 ") ", 2 * INDENT_LEVELS_MAX, "", n->depth);
@@ -43,20 +47,22 @@ int output_tree(FILE *out, struct agg *a, const struct prof_report_opts *opts)
 	uint32_t n;
 	int r;
 
-	if (!a->samples) {
+	if (!a->total) {
 		fprintf(out, "no samples\n");
 		return 0;
 	}
 	r = agg_sort_children(a, AGG_BY_TOTAL);
 	if (r < 0)
 		return r;
-	if (a->keys & AGG_CALLERS)
-		fprintf(out, "%7s  %s\n", "total%", "callers tree");
-	else
-		fprintf(out, "%7s %7s  %s\n", "total%", "self%", "call tree");
+	fprintf(out, "%7s ", "total%");
+	if (!(a->keys & AGG_CALLERS))
+		fprintf(out, "%7s ", "self%");
+	if (a->weight != PROF_WEIGHT_CPU)
+		fprintf(out, "%10s ", "total ms");
+	fprintf(out, " %s\n", a->keys & AGG_CALLERS ? "callers tree" : "call tree");
 	for (n = agg_next(a, 0, false); n;) {
 		const struct agg_node *node = &a->nodes[n];
-		bool hide = report_pct(node->total, a->samples) < opts->min_percent;
+		bool hide = report_pct(node->total, a->total) < opts->min_percent;
 
 		if (!hide)
 			print_node(out, a, node);

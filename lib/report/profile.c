@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * profile.c - count samples per leaf stack node while a spool is read.  A
- * count per node id is all a report needs: names and the call tree come
- * later, once per distinct stack rather than once per sample.  A profile
- * grouped by thread or process counts per (group, stack) cell instead, a
- * group being a name and an id as they were at the sample: it grows with
- * the distinct cells, never with the samples.
+ * profile.c - count samples (or weigh them, and off-CPU intervals, in
+ * time) per leaf stack node while a spool is read.  A count per node id
+ * is all a report needs: names and the call tree come later, once per
+ * distinct stack rather than once per sample.  A profile grouped by
+ * thread or process counts per (group, stack) cell instead, a group being
+ * a name and an id as they were at the sample: it grows with the distinct
+ * cells, never with the samples.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,21 +37,37 @@ int prof_profile_group_by(struct prof_profile *p, enum prof_group_by by)
 	return 0;
 }
 
-static void count_time(struct prof_profile *p, const struct prof_sample *s)
+int prof_profile_weigh(struct prof_profile *p, enum prof_weight w)
 {
-	if (!p->samples++)
-		p->first_ns = s->time_ns;
-	p->last_ns = s->time_ns;
+	if (!p || (unsigned)w >= PROF_WEIGHT__COUNT)
+		return error_setx(-EINVAL, "invalid weight of a profile");
+	if (p->samples && w != p->weight)
+		return error_setx(-EBUSY, "cannot weigh a profile that has counted samples "
+				  "otherwise");
+	p->weight = w;
+	return 0;
 }
 
-int prof_profile_add_sample(struct prof_profile *p, const struct prof_sample *s)
+enum prof_weight prof_profile_weight(const struct prof_profile *p)
+{
+	return p->weight;
+}
+
+static void count_time(struct prof_profile *p, const struct prof_sample *s, uint64_t weight)
+{
+	if (!p->samples++ || s->time_ns < p->first_ns)
+		p->first_ns = s->time_ns;
+	if (s->time_ns > p->last_ns)
+		p->last_ns = s->time_ns;
+	p->total += weight;
+}
+
+static int add_ungrouped(struct prof_profile *p, const struct prof_sample *s, uint64_t weight)
 {
 	size_t old = p->cap;
 	void *v = p->counts;
 	int r;
 
-	if (p->by != PROF_GROUP_NONE)
-		return error_setx(-EINVAL, "a grouped profile needs the spool of its samples");
 	if (s->stack >= p->cap) {
 		r = grow_array(&v, &p->cap, (size_t)s->stack + 1, sizeof(*p->counts));
 		p->counts = v;
@@ -58,9 +75,18 @@ int prof_profile_add_sample(struct prof_profile *p, const struct prof_sample *s)
 			return r;
 		memset(p->counts + old, 0, (p->cap - old) * sizeof(*p->counts));
 	}
-	p->counts[s->stack]++;
-	count_time(p, s);
+	p->counts[s->stack] += weight;
+	count_time(p, s, weight);
 	return 0;
+}
+
+int prof_profile_add_sample(struct prof_profile *p, const struct prof_sample *s)
+{
+	uint64_t w = report_weight(p->weight, false, s->period);
+
+	if (p->by != PROF_GROUP_NONE)
+		return error_setx(-EINVAL, "a grouped profile needs the spool of its samples");
+	return w ? add_ungrouped(p, s, w) : 0;
 }
 
 /* The group (NAME, ID), added on first sight. */
@@ -146,15 +172,18 @@ static int sample_group(struct prof_profile *p, const struct prof_spool *sp,
 	return 0;
 }
 
-int prof_profile_add_spool_sample(struct prof_profile *p, const struct prof_spool *sp,
-				  const struct prof_sample *s)
+int profile_add_event(struct prof_profile *p, const struct prof_spool *sp,
+		      const struct report_event *e)
 {
+	const struct prof_sample *s = &e->s;
 	uint32_t g = 0, c;
 	void *v;
 	int r;
 
+	if (!e->weight)
+		return 0;	/* what this weight leaves out, or an interval of no time */
 	if (p->by == PROF_GROUP_NONE)
-		return prof_profile_add_sample(p, s);
+		return add_ungrouped(p, s, e->weight);
 	if (!sp)
 		return error_setx(-EINVAL, "a grouped profile needs the spool of its samples");
 	r = sample_group(p, sp, s, &g);
@@ -175,10 +204,31 @@ int prof_profile_add_spool_sample(struct prof_profile *p, const struct prof_spoo
 		p->cells[c] = (struct profile_cell){ .group = g, .stack = s->stack };
 		p->ncells = next + 1;
 	}
-	p->cells[c].count++;
-	p->groups[g].samples++;
-	count_time(p, s);
+	p->cells[c].count += e->weight;
+	p->groups[g].weight += e->weight;
+	count_time(p, s, e->weight);
 	return 0;
+}
+
+int prof_profile_add_spool_sample(struct prof_profile *p, const struct prof_spool *sp,
+				  const struct prof_sample *s)
+{
+	struct report_event e = { .s = *s, .weight = report_weight(p->weight, false, s->period) };
+
+	return profile_add_event(p, sp, &e);
+}
+
+int prof_profile_add_spool_offcpu(struct prof_profile *p, const struct prof_spool *sp,
+				  const struct prof_offcpu *o, uint32_t stack)
+{
+	struct report_event e = {
+		.s = { .time_ns = o->time_ns, .thread = o->thread, .stack = stack,
+		       .period = o->duration_ns, .cpu = o->cpu },
+		.offcpu = o,
+		.weight = report_weight(p->weight, true, o->duration_ns),
+	};
+
+	return profile_add_event(p, sp, &e);
 }
 
 int prof_profile_read(struct prof_profile *p, struct prof_spool *sp)
@@ -188,9 +238,10 @@ int prof_profile_read(struct prof_profile *p, struct prof_spool *sp)
 
 	/* the spool applies renames and execs as it reads them: names are those of now */
 	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		if (ev.type != PROF_EV_SAMPLE)
-			continue;
-		r = prof_profile_add_spool_sample(p, sp, ev.sample);
+		if (ev.type == PROF_EV_SAMPLE)
+			r = prof_profile_add_spool_sample(p, sp, ev.sample);
+		else if (ev.type == PROF_EV_OFFCPU)
+			r = prof_profile_add_spool_offcpu(p, sp, ev.offcpu, ev.offcpu->stack);
 		if (r < 0)
 			return r;
 	}
@@ -200,6 +251,11 @@ int prof_profile_read(struct prof_profile *p, struct prof_spool *sp)
 uint64_t prof_profile_samples(const struct prof_profile *p)
 {
 	return p->samples;
+}
+
+uint64_t prof_profile_total(const struct prof_profile *p)
+{
+	return p->total;
 }
 
 uint64_t prof_profile_first_ns(const struct prof_profile *p)

@@ -84,9 +84,10 @@ static void print_meta(FILE *out, const struct prof_meta *m)
 		fprintf(out, "%" PRIu64 " Hz", m->freq_hz);
 	else
 		fprintf(out, "period %" PRIu64, m->period);
-	fprintf(out, ", user stack %" PRIu64 " bytes%s%s\n", m->stack_bytes,
+	fprintf(out, ", user stack %" PRIu64 " bytes%s%s%s\n", m->stack_bytes,
 		m->flags & PROF_META_KERNEL ? ", kernel frames" : "",
-		m->flags & PROF_META_INHERIT ? ", children followed" : "");
+		m->flags & PROF_META_INHERIT ? ", children followed" : "",
+		m->flags & PROF_META_OFFCPU ? ", off-CPU" : "");
 	fprintf(out, "%-14s", "host:");
 	put_str(out, m->hostname);
 	fprintf(out, ", Linux ");
@@ -101,7 +102,8 @@ static void print_meta(FILE *out, const struct prof_meta *m)
 
 static void print_counters(FILE *out, const struct prof_counters *c, const struct prof_meta *m)
 {
-	uint64_t lost = prof_counters_lost_total(c);
+	uint64_t lost_switch = c->lost[PROF_LOST_SWITCH_SAMPLES] + c->lost[PROF_LOST_SWITCH_RECORDS];
+	uint64_t lost_all = prof_counters_lost_total(c), lost = lost_all - lost_switch;
 	uint64_t complete = c->samples - c->truncated_stacks - c->empty_stacks;
 	bool any = false;
 	size_t i;
@@ -112,7 +114,19 @@ static void print_counters(FILE *out, const struct prof_counters *c, const struc
 	fprintf(out, "%-14s%" PRIu64 " written, %" PRIu64 " delivered by the kernel, %" PRIu64
 		" lost (%.2f%%)\n", "samples:", c->samples, c->sample_events, lost,
 		report_pct(lost, c->samples + lost));
-	if (lost) {
+	if (m->flags & PROF_META_OFFCPU) {
+		uint64_t whole = c->offcpu_intervals - c->offcpu_unsampled - c->offcpu_truncated;
+
+		fprintf(out, "%-14s%" PRIu64 " intervals, %.3f s, %" PRIu64 " switch-outs sampled, %"
+			PRIu64 " lost (%.2f%%)\n", "off-CPU:", c->offcpu_intervals,
+			(double)c->offcpu_ns / 1e9, c->switch_events, lost_switch,
+			report_pct(lost_switch, c->switch_events + lost_switch));
+		fprintf(out, "%-14s%" PRIu64 " complete stacks (%.1f%%), %" PRIu64 " truncated, %"
+			PRIu64 " not sampled\n", "", whole,
+			report_pct(whole, c->offcpu_intervals), c->offcpu_truncated,
+			c->offcpu_unsampled);
+	}
+	if (lost_all) {
 		fprintf(out, "%-14s", "lost by kind:");
 		for (i = 1; i < PROF_LOST__COUNT; i++)
 			if (c->lost[i])
@@ -173,9 +187,15 @@ static void print_header(FILE *out, const struct prof_spool *sp, const struct pr
 		n.processes, n.threads, n.modules, n.frames, n.stacks, n.symbols);
 	fprintf(out, "%-14s%" PRIu64 " bytes in %" PRIu64 " blocks", "spool size:", st.file_size,
 		st.blocks);
-	if (n.samples)
-		fprintf(out, ", %.2f bytes/sample", (double)st.file_size / (double)n.samples);
+	if (n.samples + n.offcpu)
+		fprintf(out, ", %.2f bytes/%s", (double)st.file_size / (double)(n.samples + n.offcpu),
+			n.offcpu ? "sample or interval" : "sample");
 	fprintf(out, "\n");
+	if (p->weight != PROF_WEIGHT_CPU)
+		fprintf(out, "%-14s%s time, %.3f s in %" PRIu64 " %s\n", "weight:",
+			p->weight == PROF_WEIGHT_OFFCPU ? "off-CPU" : "wall",
+			(double)p->total / 1e9, p->samples,
+			p->weight == PROF_WEIGHT_OFFCPU ? "intervals" : "samples and intervals");
 }
 
 /* The views of an ungrouped profile, after the header (if any). */

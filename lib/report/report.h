@@ -17,19 +17,24 @@
 struct profile_group {
 	char *name;		/* thread name or process comm, owned */
 	int32_t id;		/* tid or pid */
-	uint64_t samples;
+	uint64_t weight;	/* of its samples (and intervals) */
 };
 
-/* The samples of one group on one leaf stack node. */
+/* The weight of one group on one leaf stack node. */
 struct profile_cell {
 	uint32_t group;
 	uint32_t stack;
 	uint64_t count;
 };
 
+/*
+ * Counts are weights: samples (PROF_WEIGHT_CPU), else nanoseconds.  A
+ * thread's wall time over hours is still far from 2^64 ns.
+ */
 struct prof_profile {
 	enum prof_group_by by;
-	uint64_t *counts;	/* ungrouped: samples by leaf stack node id; [0]: empty stacks */
+	enum prof_weight weight;
+	uint64_t *counts;	/* ungrouped: weight by leaf stack node id; [0]: empty stacks */
 	size_t cap;
 	struct profile_group *groups;	/* grouped: [0] unused */
 	size_t ngroups, groups_cap;
@@ -39,9 +44,32 @@ struct prof_profile {
 	struct intern_map cell_ids;	/* (group, stack) -> cell */
 	uint32_t *last_group;		/* by thread or process spool id: its last group */
 	size_t last_group_cap;
-	uint64_t samples;
+	uint64_t samples;	/* samples and intervals counted */
+	uint64_t total;		/* their weight */
 	uint64_t first_ns, last_ns;
 };
+
+/* One thing a report counts: a CPU sample or an off-CPU interval. */
+struct report_event {
+	struct prof_sample s;	/* an interval as a sample: its start, thread, stack, its
+				 * duration as the period, the CPU it left */
+	const struct prof_offcpu *offcpu;	/* the interval, or NULL for a sample */
+	uint64_t weight;	/* what it counts for: 1 (cpu weight), else ns */
+};
+
+/* The weight of a CPU sample of period PERIOD, and of an interval of DURATION, by W. */
+static inline uint64_t report_weight(enum prof_weight w, bool interval, uint64_t ns)
+{
+	if (w == PROF_WEIGHT_CPU)
+		return interval ? 0 : 1;
+	if (w == PROF_WEIGHT_OFFCPU)
+		return interval ? ns : 0;
+	return ns;
+}
+
+/* Count E in P (whose weight E's was computed by), in its group if P is grouped. */
+int profile_add_event(struct prof_profile *p, const struct prof_spool *sp,
+		      const struct report_event *e);
 
 /* A function: what the top view lists. */
 struct agg_func {
@@ -77,6 +105,7 @@ struct agg_node {
 	uint32_t next_sibling;
 	uint32_t depth;		/* 1 for a root */
 	uint64_t self, total;
+	uint64_t offcpu_self, offcpu;	/* of those, off-CPU intervals' */
 };
 
 /* Where a stack node of the spool sits in the tree: NODE, if GEN is the agg's. */
@@ -86,7 +115,8 @@ struct agg_placed {
 };
 
 struct agg {
-	uint64_t samples;		/* every sample, those without a stack included */
+	enum prof_weight weight;	/* what the counts are: samples, else ns */
+	uint64_t total;			/* of every sample, those without a stack included */
 	struct agg_func *funcs;		/* [0] unused */
 	size_t nfuncs, funcs_cap;
 	struct agg_node *nodes;		/* [0] the top, above the roots */
@@ -107,11 +137,13 @@ struct agg {
 };
 
 /*
- * An empty aggregate over the stacks of SP, whose percents are of SAMPLES,
- * telling functions apart by KEYS (enum agg_keys) besides their name and
- * module.  0 or -ENOMEM; release A either way.
+ * An empty aggregate over the stacks of SP, of counts weighed by WEIGHT,
+ * whose percents are of TOTAL, telling functions apart by KEYS (enum
+ * agg_keys) besides their name and module.  0 or -ENOMEM; release A
+ * either way.
  */
-int agg_init(struct agg *a, const struct prof_spool *sp, uint64_t samples, unsigned keys);
+int agg_init(struct agg *a, const struct prof_spool *sp, enum prof_weight weight, uint64_t total,
+	     unsigned keys);
 
 /* The keys of the report OPTS: what its format shows of a function. */
 unsigned agg_keys_of(const struct prof_report_opts *opts);
@@ -173,13 +205,13 @@ int agg_each_stack(struct agg *a, agg_stack_fn fn, void *ctx);
 void agg_release(struct agg *a);
 
 /*
- * Call FN for each sample of SP that F keeps (every sample when F is
- * NULL), its stack already cut as F cuts it, and count them in *RET_N
- * (may be NULL).  Stops at FN's error.  0 or -errno.
+ * Call FN for each sample and interval of SP that F keeps and weighs (the
+ * CPU samples when F is NULL), its stack already cut as F cuts it, and
+ * count them in *RET_N (may be NULL).  Stops at FN's error.  0 or -errno.
  */
-typedef int (*sample_fn)(const struct prof_sample *s, void *ctx);
-int filter_each_sample(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
-		       sample_fn fn, void *ctx, uint64_t *ret_n);
+typedef int (*event_fn)(const struct report_event *e, void *ctx);
+int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
+		      event_fn fn, void *ctx, uint64_t *ret_n);
 
 /* report_text.c: text as every format writes it. */
 
@@ -194,6 +226,16 @@ size_t report_func_width(const struct agg_func *f);
 
 /* Percent of the report's samples. */
 double report_pct(uint64_t part, uint64_t whole);
+
+/*
+ * A count of weight W as top and tree print it, WIDTH wide: samples, or
+ * milliseconds with two decimals.  And the name of its column.
+ */
+void report_put_count(FILE *out, enum prof_weight w, uint64_t count, int width);
+const char *report_count_unit(enum prof_weight w);
+
+/* A count of weight W as folded prints it: samples, or whole microseconds (rounded). */
+uint64_t report_folded_count(enum prof_weight w, uint64_t count);
 
 /* The length of the valid UTF-8 sequence at P, or 0. */
 size_t report_utf8_len(const unsigned char *p);
@@ -217,10 +259,11 @@ int output_svg(FILE *out, struct agg *a, const struct prof_spool *sp,
 /*
  * A flame graph drawn tree by tree: svg_graph_add() puts the tree of A
  * right of the trees before it, under a frame LABEL (if not NULL); a
- * graph of SAMPLES in all.  0 or -ENOMEM.
+ * graph of TOTAL in all, counted as WEIGHT counts.  0 or -ENOMEM.
  */
 struct svg_graph;
-int svg_graph_new(struct svg_graph **ret, const struct prof_report_opts *opts, uint64_t samples);
+int svg_graph_new(struct svg_graph **ret, const struct prof_report_opts *opts,
+		  enum prof_weight weight, uint64_t total);
 int svg_graph_add(struct svg_graph *g, struct agg *a, const char *label);
 int svg_graph_write(struct svg_graph *g, FILE *out, const struct prof_spool *sp);
 void svg_graph_free(struct svg_graph *g);

@@ -59,15 +59,15 @@ static int by_name_and_id(const struct profile_group *x, const struct profile_gr
 	return x->id == y->id ? 0 : x->id < y->id ? -1 : 1;
 }
 
-/* Most samples first, then by name and id. */
-static int by_samples(const void *pa, const void *pb, void *ctx)
+/* Most samples (or time) first, then by name and id. */
+static int by_weight(const void *pa, const void *pb, void *ctx)
 {
 	const struct group_sort *gs = ctx;
 	const struct profile_group *x = &gs->p->groups[*(const uint32_t *)pa];
 	const struct profile_group *y = &gs->p->groups[*(const uint32_t *)pb];
 
-	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
 	return by_name_and_id(x, y);
 }
 
@@ -81,15 +81,23 @@ static int by_label(const void *pa, const void *pb, void *ctx)
 	return c ? c : by_name_and_id(&gs->p->groups[a], &gs->p->groups[b]);
 }
 
-/* "thread NAME (tid N): S samples (P%)", the line a section begins with. */
+/*
+ * "thread NAME (tid N): S samples (P%)", or "...: T ms (P%)" for time, the
+ * line a section begins with.
+ */
 static void print_section(FILE *out, const struct prof_profile *p, const struct profile_group *g)
 {
 	bool thread = p->by == PROF_GROUP_THREAD;
 
 	fprintf(out, "\n%s ", thread ? "thread" : "process");
 	report_put_name(out, group_name(g), false);
-	fprintf(out, " (%s %" PRId32 "): %" PRIu64 " sample%s (%.1f%%)\n", thread ? "tid" : "pid",
-		g->id, g->samples, g->samples == 1 ? "" : "s", report_pct(g->samples, p->samples));
+	fprintf(out, " (%s %" PRId32 "): ", thread ? "tid" : "pid", g->id);
+	report_put_count(out, p->weight, g->weight, 0);
+	if (p->weight == PROF_WEIGHT_CPU)
+		fprintf(out, " sample%s", g->weight == 1 ? "" : "s");
+	else
+		fputs(" ms", out);
+	fprintf(out, " (%.1f%%)\n", report_pct(g->weight, p->total));
 }
 
 /*
@@ -153,9 +161,9 @@ int report_groups(FILE *out, const struct prof_spool *sp, const struct prof_prof
 	struct agg a;
 	int r;
 
-	if (!p->samples && o->format == PROF_REPORT_SVG)
-		return output_svg(out, &(struct agg){ 0 }, sp, o);
-	if (!p->samples) {
+	if (!p->total && o->format == PROF_REPORT_SVG)
+		return output_svg(out, &(struct agg){ .weight = p->weight }, sp, o);
+	if (!p->total) {
 		if (!folded)
 			fprintf(out, "\nno samples\n");
 		return 0;
@@ -173,12 +181,12 @@ int report_groups(FILE *out, const struct prof_spool *sp, const struct prof_prof
 	if (r == 0)
 		r = cells_by_group(p, &cells, &first);
 	if (r == 0)
-		r = agg_init(&a, sp, p->samples, agg_keys_of(o));
+		r = agg_init(&a, sp, p->weight, p->total, agg_keys_of(o));
 	if (r == 0 && o->format == PROF_REPORT_SVG)
-		r = svg_graph_new(&svg, o, p->samples);
+		r = svg_graph_new(&svg, o, p->weight, p->total);
 	if (r < 0)
 		goto out;
-	qsort_r(order, n, sizeof(*order), folded ? by_label : by_samples, &gs);
+	qsort_r(order, n, sizeof(*order), folded ? by_label : by_weight, &gs);
 	for (i = 0; i < n && r == 0; i++) {
 		uint32_t g = order[i];
 		size_t k;

@@ -48,6 +48,24 @@ size_t report_utf8_len(const unsigned char *p)
 	return n;
 }
 
+void report_put_count(FILE *out, enum prof_weight w, uint64_t count, int width)
+{
+	if (w == PROF_WEIGHT_CPU)
+		fprintf(out, "%*" PRIu64, width, count);
+	else
+		fprintf(out, "%*.2f", width, (double)count / 1e6);
+}
+
+const char *report_count_unit(enum prof_weight w)
+{
+	return w == PROF_WEIGHT_CPU ? "samples" : "ms";
+}
+
+uint64_t report_folded_count(enum prof_weight w, uint64_t count)
+{
+	return w == PROF_WEIGHT_CPU ? count : (count + 500) / 1000;
+}
+
 #define INLINED_MARK " [inlined]"
 
 size_t report_func_width(const struct agg_func *f)

@@ -34,7 +34,7 @@ void prof_report_warnings(const struct prof_spool *sp, const char *path, prof_re
 {
 	const struct prof_counters *c = prof_spool_counters(sp);
 	struct prof_spool_status st;
-	uint64_t lost;
+	uint64_t lost, lost_switch;
 	double pct;
 
 	prof_spool_status(sp, &st);
@@ -67,7 +67,8 @@ void prof_report_warnings(const struct prof_spool *sp, const char *path, prof_re
 	}
 	if (!c)
 		return;
-	lost = prof_counters_lost_total(c);
+	lost_switch = c->lost[PROF_LOST_SWITCH_SAMPLES] + c->lost[PROF_LOST_SWITCH_RECORDS];
+	lost = prof_counters_lost_total(c) - lost_switch;
 	pct = report_pct(lost, c->samples + lost);
 	if (lost)
 		say(fn, ctx, "%" PRIu64 " events were lost (%.1f%% of samples and losses)%s", lost,
@@ -75,4 +76,13 @@ void prof_report_warnings(const struct prof_spool *sp, const char *path, prof_re
 	pct = report_pct(c->truncated_stacks + c->empty_stacks, c->samples);
 	if (pct > 5.0)
 		say(fn, ctx, "%.1f%% of stacks are incomplete: callers may be missing", pct);
+	/* --off-cpu: the switch events apart, they come at their own rate */
+	pct = report_pct(lost_switch, c->switch_events + lost_switch);
+	if (lost_switch)
+		say(fn, ctx, "%" PRIu64 " switch events were lost (%.1f%% of switch-outs and "
+		    "losses)%s", lost_switch, pct,
+		    pct > 1.0 ? ": off-CPU time may be missing or misplaced" : "");
+	pct = report_pct(c->offcpu_truncated + c->offcpu_unsampled, c->offcpu_intervals);
+	if (pct > 5.0)
+		say(fn, ctx, "%.1f%% of off-CPU stacks are incomplete: callers may be missing", pct);
 }

@@ -436,6 +436,14 @@ static int decode_frame(struct prof_spool *sp, struct cursor *c, struct spool_co
 	case PROF_FRAME_ANON:
 		ok = ref_ok(c, f.ref, n->processes, false, "frame of an undefined process");
 		break;
+	case PROF_FRAME_STATE:
+		if (sp->major < SPOOL_VERSION_MAJOR_OFFCPU || !f.addr ||
+		    f.addr >= PROF_OFFCPU_STATE__COUNT) {
+			c->err = "bad state frame";
+			ok = false;
+			break;
+		}
+		/* fall through */
 	case PROF_FRAME_KERNEL:
 	case PROF_FRAME_TRUNCATED:
 		ok = ref_ok(c, f.ref, 0, true, "kernel or marker frame with a reference");
@@ -512,6 +520,50 @@ static int decode_sample(struct prof_spool *sp, struct cursor *c, struct spool_c
 	ev->id = s->stack;
 	ev->time_ns = s->time_ns;
 	ev->type = PROF_EV_SAMPLE;
+	return 0;
+}
+
+static int decode_offcpu(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
+			 bool apply, struct prof_event *ev)
+{
+	struct prof_offcpu *o = &sp->offcpu;
+	struct prof_offcpu tmp;
+	uint64_t units, state, end;
+
+	if (!apply)
+		o = &tmp;
+	if (sp->major < SPOOL_VERSION_MAJOR_OFFCPU) {
+		c->err = "off-CPU record in a version 1 spool";
+		return -EBADMSG;
+	}
+	if (!get_time(sp, c, apply, &o->time_ns) || !get_u32(c, &o->thread) ||
+	    !ref_ok(c, o->thread, n->threads, false, "off-CPU interval of an undefined thread") ||
+	    !get_u32(c, &o->stack) ||
+	    !ref_ok(c, o->stack, n->stacks, true, "off-CPU interval of an undefined stack") ||
+	    !get_u32(c, &o->user_stack) ||
+	    !ref_ok(c, o->user_stack, n->stacks, true, "off-CPU interval of an undefined stack") ||
+	    !get_u(c, &units) || !get_u32(c, &o->cpu) || !get_u(c, &state) || !get_u(c, &end))
+		return -EBADMSG;
+	if (!state || state >= PROF_OFFCPU_STATE__COUNT || !end || end >= 256) {
+		c->err = "bad off-CPU state or end";
+		return -EBADMSG;
+	}
+	if (!apply)
+		return 0;
+	if (units > UINT64_MAX / sp->meta.time_unit_ns) {
+		c->err = "off-CPU duration out of range";
+		return -EBADMSG;
+	}
+	o->duration_ns = units * sp->meta.time_unit_ns;
+	if (!o->user_stack)
+		o->user_stack = o->stack;
+	o->state = (uint8_t)state;
+	o->end = (uint8_t)end;
+	sp->noffcpu++;
+	ev->offcpu = o;
+	ev->id = o->stack;
+	ev->time_ns = o->time_ns;
+	ev->type = PROF_EV_OFFCPU;
 	return 0;
 }
 
@@ -604,6 +656,11 @@ static int decode_trailer(struct prof_spool *sp, struct cursor *c, bool apply,
 		case SPOOL_CNT_MONO_END: k->mono_end_ns = v; break;
 		case SPOOL_CNT_WALL_END: k->wall_end_ns = v; break;
 		case SPOOL_CNT_FRAMES: k->frames = v; break;
+		case SPOOL_CNT_OFFCPU_INTERVALS: k->offcpu_intervals = v; break;
+		case SPOOL_CNT_OFFCPU_NS: k->offcpu_ns = v; break;
+		case SPOOL_CNT_OFFCPU_UNSAMPLED: k->offcpu_unsampled = v; break;
+		case SPOOL_CNT_SWITCH_EVENTS: k->switch_events = v; break;
+		case SPOOL_CNT_OFFCPU_TRUNCATED: k->offcpu_truncated = v; break;
 		default:
 			if (key > SPOOL_CNT_LOST_BASE && key < SPOOL_CNT_LOST_BASE + PROF_LOST__COUNT)
 				k->lost[key - SPOOL_CNT_LOST_BASE] = v;
@@ -679,6 +736,9 @@ int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *
 		break;
 	case SPOOL_TAG_LOST:
 		r = decode_lost(sp, &body, apply, ev);
+		break;
+	case SPOOL_TAG_OFFCPU:
+		r = decode_offcpu(sp, &body, n, apply, ev);
 		break;
 	case SPOOL_TAG_SYMBOL:
 		r = decode_symbol(sp, &body, n, apply, ev);

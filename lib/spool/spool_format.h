@@ -18,6 +18,11 @@
 #define SPOOL_HEADER_LEN 16
 #define SPOOL_VERSION_MAJOR 1
 #define SPOOL_VERSION_MINOR 0
+/*
+ * A spool that may hold off-CPU records is version 2.0: a reader of 1.x
+ * would not know the record, and says so at once rather than stop midway.
+ */
+#define SPOOL_VERSION_MAJOR_OFFCPU 2
 
 /*
  * Block header: u32 magic "PBLK", u32 stored_len, u32 raw_len, u8 encoding,
@@ -57,6 +62,7 @@ enum spool_tag {
 	SPOOL_TAG_LOST = 13,
 	SPOOL_TAG_SYMBOL = 14,
 	SPOOL_TAG_TRAILER = 15,
+	SPOOL_TAG_OFFCPU = 16,	/* version 2 */
 	SPOOL_TAG_OPTIONAL = 64,
 };
 
@@ -73,6 +79,11 @@ enum spool_counter_key {
 	SPOOL_CNT_MONO_END = 9,
 	SPOOL_CNT_WALL_END = 10,
 	SPOOL_CNT_FRAMES = 11,
+	SPOOL_CNT_OFFCPU_INTERVALS = 12,	/* these five in version 2 spools only */
+	SPOOL_CNT_OFFCPU_NS = 13,
+	SPOOL_CNT_OFFCPU_UNSAMPLED = 14,
+	SPOOL_CNT_SWITCH_EVENTS = 15,
+	SPOOL_CNT_OFFCPU_TRUNCATED = 16,
 	SPOOL_CNT_LOST_BASE = 32,	/* + enum prof_lost_kind */
 	SPOOL_CNT_UNWIND_BASE = 64,	/* + enum prof_unwind_error */
 	SPOOL_CNT_FALLBACK_BASE = 96,	/* + enum prof_unwind_fallback */

@@ -257,12 +257,15 @@ int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret)
 		r = error_setx(-EBADMSG, "'%s' is not a prof spool", name);
 		goto out_free;
 	}
-	if (h[8] != SPOOL_VERSION_MAJOR || h[9] || h[12] || h[13] || h[14] || h[15]) {
-		r = error_setx(-ENOTSUP, "spool '%s' has format version %u.%u%s; this prof reads 1.x",
+	if ((h[8] != SPOOL_VERSION_MAJOR && h[8] != SPOOL_VERSION_MAJOR_OFFCPU) || h[9] || h[12] ||
+	    h[13] || h[14] || h[15]) {
+		r = error_setx(-ENOTSUP, "spool '%s' has format version %u.%u%s; this prof reads "
+			       "1.x and 2.x (a newer prof wrote it)",
 			       name, h[8] | h[9] << 8, h[10] | h[11] << 8,
 			       h[12] | h[13] | h[14] | h[15] ? " with unknown flags" : "");
 		goto out_free;
 	}
+	sp->major = h[8];
 	sp->offset = sizeof(h);
 	r = load_block(sp);
 	if (r == 0) {
@@ -320,6 +323,24 @@ int prof_spool_writer_alive(const struct prof_spool *sp)
 	return r < 0 ? -ENOTSUP : r;
 }
 
+int prof_spool_check_weight(const struct prof_spool *sp, enum prof_weight w)
+{
+	const struct prof_meta *m = prof_spool_meta(sp);
+
+	if ((unsigned)w >= PROF_WEIGHT__COUNT)
+		return error_setx(-EINVAL, "unknown weight %u", (unsigned)w);
+	if (w != PROF_WEIGHT_CPU && !(m->flags & PROF_META_OFFCPU))
+		return error_setx(-EINVAL, "--weight=%s needs off-CPU intervals, and this spool "
+				  "has none: record with prof record --off-cpu",
+				  prof_weight_name(w));
+	/* a clock's period is ns; a cycle count is not time */
+	if (w == PROF_WEIGHT_WALL && strcmp(m->event, "cpu-clock") && strcmp(m->event, "task-clock"))
+		return error_setx(-EINVAL, "--weight=wall adds up the periods of CPU samples as "
+				  "time, and this spool's event, %s, does not count time: "
+				  "record with -e cpu-clock", m->event);
+	return 0;
+}
+
 const struct prof_meta *prof_spool_meta(const struct prof_spool *sp)
 {
 	return &sp->meta;
@@ -340,6 +361,7 @@ void prof_spool_counts(const struct prof_spool *sp, struct prof_spool_counts *re
 		.stacks = sp->n.stacks,
 		.symbols = sp->n.symbols,
 		.samples = sp->nsamples,
+		.offcpu = sp->noffcpu,
 	};
 }
 

@@ -61,7 +61,10 @@ struct prof_spool {
 	uint64_t clock;		/* in time units */
 	uint64_t last_period;
 	uint64_t nsamples;
+	uint64_t noffcpu;
+	uint8_t major;		/* the format version: 2 may hold off-CPU records */
 	struct prof_sample sample;
+	struct prof_offcpu offcpu;
 	struct prof_lost lost;
 	struct prof_counters counters;
 };

@@ -49,6 +49,7 @@ struct prof_spool_writer {
 	struct intern_map stack_ids;
 	int error;		/* sticky: after a sink failure nothing is written */
 	bool finished;
+	bool offcpu;		/* version 2: off-CPU records allowed */
 };
 
 static int buf_reserve(struct buf *b, size_t more)
@@ -292,7 +293,8 @@ static int writer_new(const struct prof_writer *sink, const char *name,
 		goto out_free;
 	}
 	memcpy(header, SPOOL_MAGIC, SPOOL_MAGIC_LEN);
-	header[8] = SPOOL_VERSION_MAJOR;
+	w->offcpu = meta->flags & PROF_META_OFFCPU;
+	header[8] = w->offcpu ? SPOOL_VERSION_MAJOR_OFFCPU : SPOOL_VERSION_MAJOR;
 	header[10] = SPOOL_VERSION_MINOR;
 	r = sink_write(w, header, sizeof(header));
 	if (r < 0)
@@ -449,6 +451,13 @@ int64_t prof_spool_intern_frame(struct prof_spool_writer *w, const struct prof_f
 	case PROF_FRAME_ANON:
 		r = check_ref(f->ref, w->nprocesses, false, "process");
 		break;
+	case PROF_FRAME_STATE:
+		if (!w->offcpu || !f->addr || f->addr >= PROF_OFFCPU_STATE__COUNT) {
+			r = error_setx(-EINVAL, "spool writer: a state frame needs an off-CPU "
+				       "spool and a state");
+			break;
+		}
+		/* fall through */
 	case PROF_FRAME_KERNEL:
 	case PROF_FRAME_TRUNCATED:
 		r = f->ref ? error_setx(-EINVAL, "spool writer: frame kind %u takes no ref",
@@ -526,6 +535,36 @@ int prof_spool_add_sample(struct prof_spool_writer *w, const struct prof_sample 
 	put_u(&w->rec, s->cpu);
 	w->last_period = s->period;
 	return rec_emit(w, SPOOL_TAG_SAMPLE);
+}
+
+int prof_spool_add_offcpu(struct prof_spool_writer *w, const struct prof_offcpu *o)
+{
+	int r = check_ref(o->thread, w->nthreads, false, "thread") ?:
+		check_ref(o->stack, w->nstacks, true, "stack") ?:
+		check_ref(o->user_stack, w->nstacks, true, "stack");
+
+	if (!r && !w->offcpu)
+		r = error_setx(-EINVAL, "spool writer: an off-CPU interval in a spool whose "
+			       "metadata does not say PROF_META_OFFCPU");
+	if (!r && (!o->state || o->state >= PROF_OFFCPU_STATE__COUNT || !o->end ||
+		   o->end >= PROF_OFFCPU_END__COUNT))
+		r = error_setx(-EINVAL, "spool writer: off-CPU interval with state %u, end %u",
+			       o->state, o->end);
+	if (!r)
+		r = rec_begin(w, 0);
+	if (r < 0)
+		return r;
+	put_time(w, o->time_ns);
+	put_u(&w->rec, o->thread);
+	put_u(&w->rec, o->stack);
+	/* mostly the same: 0 says so in a byte */
+	put_u(&w->rec, o->user_stack == o->stack ? 0 : o->user_stack);
+	/* in time units, as every time: rounded to the nearest */
+	put_u(&w->rec, (o->duration_ns + w->time_unit / 2) / w->time_unit);
+	put_u(&w->rec, o->cpu);
+	put_u(&w->rec, o->state);
+	put_u(&w->rec, o->end);
+	return rec_emit(w, SPOOL_TAG_OFFCPU);
 }
 
 static int add_named(struct prof_spool_writer *w, enum spool_tag tag, uint32_t ref,
@@ -674,18 +713,27 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 		{ SPOOL_CNT_MONO_END, offsetof(struct prof_counters, mono_end_ns) },
 		{ SPOOL_CNT_WALL_END, offsetof(struct prof_counters, wall_end_ns) },
 		{ SPOOL_CNT_FRAMES, offsetof(struct prof_counters, frames) },
+		/* version 2 only, from here on */
+		{ SPOOL_CNT_OFFCPU_INTERVALS, offsetof(struct prof_counters, offcpu_intervals) },
+		{ SPOOL_CNT_OFFCPU_NS, offsetof(struct prof_counters, offcpu_ns) },
+		{ SPOOL_CNT_OFFCPU_UNSAMPLED, offsetof(struct prof_counters, offcpu_unsampled) },
+		{ SPOOL_CNT_SWITCH_EVENTS, offsetof(struct prof_counters, switch_events) },
+		{ SPOOL_CNT_OFFCPU_TRUNCATED, offsetof(struct prof_counters, offcpu_truncated) },
 	};
+	/* a version 1 spool stays as it was: no off-CPU counters, no lost kind of theirs */
+	size_t nfields = w->offcpu ? ARRAY_SIZE(fields) : ARRAY_SIZE(fields) - 5;
+	size_t nlost = w->offcpu ? PROF_LOST__COUNT : PROF_LOST_SWITCH_SAMPLES;
 	size_t i;
 	int r = rec_begin(w, (ARRAY_SIZE(fields) + PROF_LOST__COUNT + PROF_UNWIND__COUNT +
 			      PROF_FALLBACK__COUNT) * (1 + SPOOL_VARINT_MAX));
 
 	if (r < 0)
 		return r;
-	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+	for (i = 0; i < nfields; i++) {
 		put_u(&w->rec, fields[i].key);
 		put_u(&w->rec, *(const uint64_t *)((const char *)c + fields[i].off));
 	}
-	for (i = 1; i < PROF_LOST__COUNT; i++) {
+	for (i = 1; i < nlost; i++) {
 		put_u(&w->rec, SPOOL_CNT_LOST_BASE + i);
 		put_u(&w->rec, c->lost[i]);
 	}

@@ -603,6 +603,9 @@ static int resolve(struct prof_symbolizer *s, const struct prof_frame *f,
 		r->function = keep_name(s, "[truncated: %s]",
 					prof_unwind_error_name((unsigned)f->addr));
 		return r->function ? 0 : -ENOMEM;
+	case PROF_FRAME_STATE:
+		r->function = keep_name(s, "[%s]", prof_offcpu_state_name((unsigned)f->addr));
+		return r->function ? 0 : -ENOMEM;
 	default:	/* the reader checks kinds: not reached */
 		return error_setx(-EINVAL, "frame %" PRIu32 " of unknown kind %u", f->id,
 				  f->kind);

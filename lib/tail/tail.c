@@ -218,7 +218,8 @@ static void forget_comm(struct prof_tail *t, uint32_t thread)
 		t->comm_of[thread] = NULL;
 }
 
-static int add_sample(struct prof_tail *t, const struct prof_sample *s, size_t *n)
+/* Hand out S, a CPU sample, or with STATE an off-CPU interval as a sample. */
+static int add_sample(struct prof_tail *t, const struct prof_sample *s, uint8_t state, size_t *n)
 {
 	const struct prof_thread *th = prof_spool_thread(t->sp, s->thread);
 	const struct prof_process *p = th ? prof_spool_process(t->sp, th->process) : NULL;
@@ -242,7 +243,12 @@ static int add_sample(struct prof_tail *t, const struct prof_sample *s, size_t *
 		return -ENOMEM;
 	ts = &t->batch[(*n)++];
 	*ts = (struct prof_tail_sample){ .s = *s, .pid = p ? p->pid : 0, .tid = th ? th->tid : 0,
-					 .comm = comm };
+					 .comm = comm, .offcpu = state };
+	if (state) {
+		t->stats.offcpu_intervals++;
+		t->stats.offcpu_ns += s->period;
+		return 0;
+	}
 	if (!t->stats.samples++)
 		t->stats.first_ns = s->time_ns;
 	t->stats.last_ns = s->time_ns;
@@ -256,7 +262,14 @@ static int on_event(struct prof_tail *t, const struct prof_event *ev, struct pro
 
 	switch (ev->type) {
 	case PROF_EV_SAMPLE:
-		return add_sample(t, ev->sample, n);
+		return add_sample(t, ev->sample, 0, n);
+	case PROF_EV_OFFCPU: {
+		const struct prof_offcpu *o = ev->offcpu;
+
+		return add_sample(t, &(struct prof_sample){ .time_ns = o->time_ns,
+			.thread = o->thread, .stack = o->stack, .period = o->duration_ns,
+			.cpu = o->cpu }, o->state, n);
+	}
 	case PROF_EV_PROCESS:
 		s->processes_alive++;
 		break;

@@ -33,8 +33,14 @@ struct view_frame {
 struct view_func {
 	char *name;
 	char *module;
-	uint64_t last;		/* self samples in the current interval */
+	uint64_t last;		/* self samples (or ns) in the current interval */
 	uint64_t all;		/* and since the view began */
+};
+
+/* Off-CPU intervals and their time by state, for the header. */
+struct view_offcpu {
+	uint64_t intervals;
+	uint64_t ns[PROF_OFFCPU_STATE__COUNT];
 };
 
 struct prof_tail_view {
@@ -48,6 +54,8 @@ struct prof_tail_view {
 	size_t nfuncs, funcs_cap;
 	uint32_t empty_func;		/* index + 1 of "[empty stack]", 0 until needed */
 	uint64_t last_samples, last_lost, all_samples, all_lost;
+	uint64_t last_total, all_total;	/* the weight of what was counted */
+	struct view_offcpu last_off, all_off;
 	uint64_t last_begin_ns;		/* the interval starts at this sample time; 0: unknown */
 	uint64_t last_end_ns;		/* the time of its last sample */
 	uint32_t *path;			/* scratch: a stack's frames, leaf first */
@@ -85,6 +93,8 @@ int prof_tail_view_new(const struct prof_tail_view_opts *opts, struct prof_tail_
 		r = error_setx(-EINVAL, "tail view: unknown format %d", (int)v->opts.format);
 	if (r == 0 && v->opts.limit < 0)
 		r = error_setx(-EINVAL, "tail view: negative limit");
+	if (r == 0 && (unsigned)v->opts.weight >= PROF_WEIGHT__COUNT)
+		r = error_setx(-EINVAL, "tail view: unknown weight %d", (int)v->opts.weight);
 	if (r < 0) {
 		free(v);
 		return r;
@@ -222,6 +232,23 @@ static int64_t stack_frames(struct prof_tail_view *v, const struct prof_spool *s
 	return (int64_t)n;
 }
 
+/*
+ * What TS weighs in the view: a CPU sample one (cpu) or its period (wall),
+ * an interval its duration (off-cpu, wall); 0 for what the weight leaves
+ * out.
+ */
+static uint64_t weight_of(const struct prof_tail_view *v, const struct prof_tail_sample *ts)
+{
+	switch (v->opts.weight) {
+	case PROF_WEIGHT_CPU:
+		return ts->offcpu ? 0 : 1;
+	case PROF_WEIGHT_OFFCPU:
+		return ts->offcpu ? ts->s.period : 0;
+	default:
+		return ts->s.period;
+	}
+}
+
 /* ---- the samples format ------------------------------------------------- */
 
 static void put_comm(FILE *out, const char *comm)
@@ -258,6 +285,8 @@ static int write_sample(struct prof_tail_view *v, const struct prof_spool *sp,
 	fprintf(out, " %" PRId32 " %" PRId32 " ", ts->pid, ts->tid);
 	put_comm(out, ts->comm);
 	fputc(' ', out);
+	if (v->opts.weight != PROF_WEIGHT_CPU)	/* time: in whole microseconds */
+		fprintf(out, "%" PRIu64 " ", (ts->s.period + 500) / 1000);
 	if (!n)
 		fputs(EMPTY_STACK_NAME, out);
 	while (n-- > 0) {
@@ -274,20 +303,26 @@ static int write_sample(struct prof_tail_view *v, const struct prof_spool *sp,
 
 /* ---- counting ----------------------------------------------------------- */
 
+/*
+ * Count S, of weight W: for its leaf function, or an interval's (OFFCPU)
+ * for the function under its state frame, the one that waited.
+ */
 static int count_sample(struct prof_tail_view *v, const struct prof_spool *sp,
-			const struct prof_sample *s)
+			const struct prof_sample *s, bool offcpu, uint64_t w)
 {
 	const struct prof_stack_node *sn;
 	struct view_frame *vf;
 	uint32_t func;
 	int r;
 
+	sn = s->stack ? prof_spool_stack(sp, s->stack) : NULL;
+	if (offcpu && sn && sn->parent)
+		sn = prof_spool_stack(sp, sn->parent);
 	if (!s->stack) {
 		if (!v->empty_func && (r = func_id(v, EMPTY_STACK_NAME, "", &v->empty_func)) < 0)
 			return r;
 		func = v->empty_func;
 	} else {
-		sn = prof_spool_stack(sp, s->stack);
 		if (!sn)
 			return error_setx(-EINVAL, "stack node %u is not defined", s->stack);
 		r = name_frame(v, sn->frame, &vf);
@@ -295,9 +330,16 @@ static int count_sample(struct prof_tail_view *v, const struct prof_spool *sp,
 			return r;
 		func = vf->func;
 	}
-	v->funcs[func - 1].last++;
-	v->funcs[func - 1].all++;
+	v->funcs[func - 1].last += w;
+	v->funcs[func - 1].all += w;
 	return 0;
+}
+
+static void count_offcpu(struct view_offcpu *o, const struct prof_tail_sample *ts)
+{
+	o->intervals++;
+	if (ts->offcpu < PROF_OFFCPU_STATE__COUNT)
+		o->ns[ts->offcpu] += ts->s.period;
 }
 
 static int out_error(FILE *out)
@@ -324,6 +366,8 @@ int prof_tail_view_add(struct prof_tail_view *v, struct prof_tail *t,
 		return 0;
 	if (!sp)
 		return error_setx(-EINVAL, "tail view: samples without a spool");
+	if (!v->sym && (r = prof_spool_check_weight(sp, v->opts.weight)) < 0)
+		return r;
 	if (!v->sym) {
 		r = prof_tail_symbolizer(t, NULL, &v->sym);
 		if (r < 0)
@@ -331,20 +375,31 @@ int prof_tail_view_add(struct prof_tail_view *v, struct prof_tail *t,
 	}
 	if (b->symbols_added)
 		forget_frames(v);
-	if (!v->last_begin_ns)
-		v->last_begin_ns = b->samples[0].s.time_ns;
+	for (i = 0; !v->last_begin_ns && i < b->nsamples; i++)
+		if (!b->samples[i].offcpu)
+			v->last_begin_ns = b->samples[i].s.time_ns;
 	errno = 0;
 	for (i = 0; i < b->nsamples; i++) {
 		const struct prof_tail_sample *ts = &b->samples[i];
+		uint64_t w = weight_of(v, ts);
 
+		if (ts->offcpu) {
+			count_offcpu(&v->last_off, ts);
+			count_offcpu(&v->all_off, ts);
+		} else {
+			v->last_end_ns = ts->s.time_ns;	/* intervals come late: not their time */
+		}
+		if (!w)
+			continue;
 		r = v->opts.format == PROF_TAIL_SAMPLES ? write_sample(v, sp, ts, out)
-							: count_sample(v, sp, &ts->s);
+							: count_sample(v, sp, &ts->s, ts->offcpu, w);
 		if (r < 0)
 			return r;
-		v->last_end_ns = ts->s.time_ns;
+		v->last_samples++;
+		v->all_samples++;
+		v->last_total += w;
+		v->all_total += w;
 	}
-	v->last_samples += b->nsamples;
-	v->all_samples += b->nsamples;
 	if (v->opts.format == PROF_TAIL_SAMPLES && (fflush(out) || ferror(out)))
 		return out_error(out);
 	return 0;
@@ -406,6 +461,10 @@ static void print_top(struct prof_tail_view *v, const struct prof_tail_stats *st
 		      uint64_t start_ns, FILE *out, int64_t n)
 {
 	double span = seconds(v->last_end_ns - v->last_begin_ns);
+	bool time = v->opts.weight != PROF_WEIGHT_CPU;
+	const char *what = v->opts.weight == PROF_WEIGHT_CPU ? "samples"
+			   : v->opts.weight == PROF_WEIGHT_OFFCPU ? "intervals"
+								  : "samples+intervals";
 	size_t width = 8, w;
 	int64_t i;
 
@@ -422,17 +481,29 @@ static void print_top(struct prof_tail_view *v, const struct prof_tail_stats *st
 		st->last_ns > start_ns ? seconds(st->last_ns - start_ns) : 0.0,
 		st->processes_alive, st->processes_alive == 1 ? "" : "es", st->threads_alive,
 		st->threads_alive == 1 ? "" : "s");
-	fprintf(out, "last %.1f s: %" PRIu64 " samples (%.0f/s), %" PRIu64 " lost; all: %" PRIu64
-		" samples, %" PRIu64 " lost\n", span, v->last_samples,
+	fprintf(out, "last %.1f s: %" PRIu64 " %s (%.0f/s), %" PRIu64 " lost; all: %" PRIu64
+		" %s, %" PRIu64 " lost\n", span, v->last_samples, what,
 		span > 0 ? (double)v->last_samples / span : 0.0, v->last_lost, v->all_samples,
-		v->all_lost);
-	fprintf(out, "%9s %6s %9s %6s  %-*s  %s\n", "last", "self%", "all", "self%", (int)width,
-		"function", "module");
+		what, v->all_lost);
+	if (prof_spool_meta(prof_tail_spool(v->t))->flags & PROF_META_OFFCPU)
+		fprintf(out, "off-CPU last: %.3f s blocked, %.3f s runnable (%" PRIu64 " intervals); "
+			"all: %.3f s blocked, %.3f s runnable\n",
+			seconds(v->last_off.ns[PROF_OFFCPU_BLOCKED]),
+			seconds(v->last_off.ns[PROF_OFFCPU_RUNNABLE]), v->last_off.intervals,
+			seconds(v->all_off.ns[PROF_OFFCPU_BLOCKED]),
+			seconds(v->all_off.ns[PROF_OFFCPU_RUNNABLE]));
+	fprintf(out, "%9s %6s %9s %6s  %-*s  %s\n", time ? "last ms" : "last", "self%",
+		time ? "all ms" : "all", "self%", (int)width, "function", "module");
 	for (i = 0; i < n; i++) {
 		const struct view_func *f = &v->funcs[v->order[i]];
 
-		fprintf(out, "%9" PRIu64 " %5.1f%% %9" PRIu64 " %5.1f%%  ", f->last,
-			pct(f->last, v->last_samples), f->all, pct(f->all, v->all_samples));
+		if (time)
+			fprintf(out, "%9.1f %5.1f%% %9.1f %5.1f%%  ", (double)f->last / 1e6,
+				pct(f->last, v->last_total), (double)f->all / 1e6,
+				pct(f->all, v->all_total));
+		else
+			fprintf(out, "%9" PRIu64 " %5.1f%% %9" PRIu64 " %5.1f%%  ", f->last,
+				pct(f->last, v->last_total), f->all, pct(f->all, v->all_total));
 		put_plain(out, f->name);
 		fprintf(out, "%*s  ", (int)(width - strlen(f->name)), "");
 		put_plain(out, f->module);
@@ -471,6 +542,15 @@ static void print_json(struct prof_tail_view *v, const struct prof_tail_stats *s
 		span > 0 ? (double)v->last_samples / span : 0.0, v->last_lost);
 	fprintf(out, "\"all\":{\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"skipped\":%" PRIu64
 		"},", v->all_samples, v->all_lost, st->skipped);
+	if (prof_spool_meta(prof_tail_spool(v->t))->flags & PROF_META_OFFCPU)
+		fprintf(out, "\"offcpu\":{\"interval\":{\"intervals\":%" PRIu64 ",\"blocked_ns\":%"
+			PRIu64 ",\"runnable_ns\":%" PRIu64 "},\"all\":{\"intervals\":%" PRIu64
+			",\"blocked_ns\":%" PRIu64 ",\"runnable_ns\":%" PRIu64 "}},",
+			v->last_off.intervals, v->last_off.ns[PROF_OFFCPU_BLOCKED],
+			v->last_off.ns[PROF_OFFCPU_RUNNABLE], v->all_off.intervals,
+			v->all_off.ns[PROF_OFFCPU_BLOCKED], v->all_off.ns[PROF_OFFCPU_RUNNABLE]);
+	fprintf(out, "\"weight\":\"%s\",\"unit\":\"%s\",", prof_weight_name(v->opts.weight),
+		v->opts.weight == PROF_WEIGHT_CPU ? "samples" : "ns");
 	fprintf(out, "\"processes\":%" PRIu32 ",\"threads\":%" PRIu32 ",\"functions\":[",
 		st->processes_alive, st->threads_alive);
 	for (i = 0; i < n; i++) {
@@ -508,7 +588,8 @@ int prof_tail_view_print(struct prof_tail_view *v, struct prof_tail *t, FILE *ou
 		print_json(v, &st, prof_spool_meta(sp)->mono_start_ns, out, n);
 	for (i = 0; i < v->nfuncs; i++)
 		v->funcs[i].last = 0;
-	v->last_samples = v->last_lost = 0;
+	v->last_samples = v->last_lost = v->last_total = 0;
+	memset(&v->last_off, 0, sizeof(v->last_off));
 	v->last_begin_ns = v->last_end_ns;
 	if (fflush(out) || ferror(out))
 		return out_error(out);

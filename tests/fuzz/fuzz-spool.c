@@ -5,7 +5,8 @@
  * an unbounded allocation.  It also walks every sample's stack to the root
  * and looks up every definition, and then writes every report format of
  * what it read (to /dev/null), as prof report would: ungrouped, by thread
- * and by process, plain and inverted.
+ * and by process, plain and inverted; a spool with off-CPU intervals
+ * weighed by wall time.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -74,7 +75,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ok = prof_profile_new(&p[g]) == 0 &&
 		     prof_profile_group_by(p[g], (enum prof_group_by)g) == 0;
 	if (ok && prof_spool_open_fd(fd, "fuzz", &sp) == 0) {
+		/* an off-CPU spool is weighed by wall time: its samples and intervals */
+		for (g = 0; g < PROF_GROUP__COUNT; g++)
+			if (prof_spool_meta(sp)->flags & PROF_META_OFFCPU)
+				prof_profile_weigh(p[g], PROF_WEIGHT_WALL);
 		while (prof_spool_next(sp, &ev) > 0) {
+			if (ev.type == PROF_EV_OFFCPU) {
+				walk_stack(sp, ev.offcpu->stack);
+				walk_stack(sp, ev.offcpu->user_stack);
+				if (!prof_spool_thread(sp, ev.offcpu->thread))
+					abort();
+				for (g = 0; g < PROF_GROUP__COUNT; g++)
+					prof_profile_add_spool_offcpu(p[g], sp, ev.offcpu,
+								      ev.offcpu->stack);
+			}
 			if (ev.type == PROF_EV_SAMPLE) {
 				walk_stack(sp, ev.sample->stack);
 				if (!prof_spool_thread(sp, ev.sample->thread))

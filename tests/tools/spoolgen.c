@@ -21,10 +21,17 @@
  *
  *   spoolgen [--samples N] [--stacks N] [--seed N] [--jitter NS] [--raw]
  *            [--block BYTES] [--no-trailer] [--demo] [--elf PATH]
- *            [--rename-at N] [--exec-at N] [--kernel] OUT
+ *            [--rename-at N] [--exec-at N] [--kernel] [--offcpu N] OUT
  *
  * With --kernel (and --elf), every third stack (k % 3 = 0) ends in a
  * kernel frame, named do_syscall_64 by a kernel symbol record.
+ *
+ * With --offcpu N the spool is one of prof record --off-cpu (version 2)
+ * and holds N off-CPU intervals besides the samples, written after every
+ * third sample until N are out: interval j on thread j % 3, on stack k = j
+ * % stacks with a state frame on top, [runnable] when j % 4 = 3, else
+ * [blocked], and a duration of (1 + j % 7) ms.  With --kernel its
+ * user_stack leaves the kernel frame out.
  */
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -168,6 +175,27 @@ static void load_elf(const char *path, struct prof_module *m)
 	close(fd);
 }
 
+/* Off-CPU interval J of THREAD at TIME (see --offcpu above). */
+static void add_offcpu(struct prof_spool_writer *w, uint64_t j, uint32_t thread, uint64_t time,
+		       uint64_t stack, uint64_t user_stack, struct prof_counters *cnt)
+{
+	uint8_t state = j % 4 == 3 ? PROF_OFFCPU_RUNNABLE : PROF_OFFCPU_BLOCKED;
+	struct prof_frame sf = { .kind = PROF_FRAME_STATE, .addr = state };
+	uint32_t frame = (uint32_t)CHECK(prof_spool_intern_frame(w, &sf));
+	struct prof_offcpu o = {
+		.time_ns = time, .duration_ns = (1 + j % 7) * 1000000, .thread = thread,
+		.stack = (uint32_t)CHECK(prof_spool_intern_stack(w, (uint32_t)stack, frame)),
+		.user_stack = (uint32_t)CHECK(prof_spool_intern_stack(w, (uint32_t)user_stack,
+								      frame)),
+		.cpu = (uint32_t)(j & 1), .state = state, .end = PROF_OFFCPU_END_SWITCH_IN,
+	};
+
+	CHECK(prof_spool_add_offcpu(w, &o));
+	cnt->offcpu_intervals++;
+	cnt->offcpu_ns += o.duration_ns;
+	cnt->switch_events++;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -183,11 +211,13 @@ int main(int argc, char **argv)
 		{ "rename-at", required_argument, NULL, 'R' },
 		{ "exec-at", required_argument, NULL, 'X' },
 		{ "kernel", no_argument, NULL, 'K' },
+		{ "offcpu", required_argument, NULL, 'O' },
 		{ 0 }
 	};
 	struct prof_spool_writer_opts opts = { .sz = sizeof(opts) };
 	uint64_t nsamples = 3000, nstacks = 50, jitter = 0, i;
 	uint64_t rename_at = UINT64_MAX, exec_at = UINT64_MAX;	/* MAX: at start, never */
+	uint64_t noffcpu = 0, joff = 0;
 	bool trailer = true, demo = false, kernel = false;
 	char *elf_path = NULL;
 	const char *argv_meta[] = { "./ladder", "--iterations", "3000" };
@@ -206,6 +236,7 @@ int main(int argc, char **argv)
 		case 'R': rename_at = strtoull(optarg, NULL, 0); break;
 		case 'X': exec_at = strtoull(optarg, NULL, 0); break;
 		case 'K': kernel = true; break;
+		case 'O': noffcpu = strtoull(optarg, NULL, 0); break;
 		case 'e':
 			elf_path = realpath(optarg, NULL);	/* as in /proc/PID/maps */
 			if (!elf_path)
@@ -224,7 +255,8 @@ int main(int argc, char **argv)
 		.mono_start_ns = start,
 		.event = "cpu-clock", .freq_hz = 999, .stack_bytes = 32768,
 		.hostname = "spoolgen", .kernel_release = "6.1.0-synthetic", .arch = "x86_64",
-		.page_size = 4096, .prof_version = PROF_VERSION, .flags = PROF_META_INHERIT,
+		.page_size = 4096, .prof_version = PROF_VERSION,
+		.flags = PROF_META_INHERIT | (noffcpu ? PROF_META_OFFCPU : 0),
 	};
 	struct prof_spool_writer *w;
 	struct prof_counters cnt = { 0 };
@@ -282,9 +314,10 @@ int main(int argc, char **argv)
 
 	/* stack k: _start, __libc_start_main, main, a, b, c, d, then k's own leaf chain */
 	uint64_t *leaf = calloc(nstacks, sizeof(*leaf));
+	uint64_t *user_leaf = calloc(nstacks, sizeof(*user_leaf));
 	uint32_t frames[64];
 
-	if (!leaf)
+	if (!leaf || !user_leaf)
 		die("calloc", -ENOMEM);
 	for (i = 0; elf_path && i < nstacks; i++) {
 		/* leaf first: ladder[depth - 1] down to ladder[0] */
@@ -300,6 +333,7 @@ int main(int argc, char **argv)
 							 .addr = PROF_UNWIND_STACK_COPY };
 			frames[n++] = (uint32_t)CHECK(prof_spool_intern_frame(w, &f));
 		}
+		user_leaf[i] = (uint64_t)CHECK(prof_spool_intern_frames(w, frames, n));
 		if (kernel && i % 3 == 0) {	/* leaf first: the kernel frame goes in front */
 			struct prof_frame kf = { .kind = PROF_FRAME_KERNEL,
 						 .addr = 0xffffffff81000100ull };
@@ -336,7 +370,7 @@ int main(int argc, char **argv)
 			frames[n] = (uint32_t)CHECK(prof_spool_intern_frame(w, &t));
 			memmove(frames, frames + 1, n * sizeof(*frames));
 		}
-		leaf[i] = (uint64_t)CHECK(prof_spool_intern_frames(w, frames, n));
+		leaf[i] = user_leaf[i] = (uint64_t)CHECK(prof_spool_intern_frames(w, frames, n));
 	}
 
 	uint64_t t = start;
@@ -362,8 +396,17 @@ int main(int argc, char **argv)
 			cnt.empty_stacks++;
 		else if (k % 10 == 9)
 			cnt.truncated_stacks++, cnt.unwind_errors[PROF_UNWIND_STACK_COPY]++;
+		if (i % 3 == 2 && joff < noffcpu) {
+			add_offcpu(w, joff, tids[joff % 3], t - period / 2,
+				   leaf[joff % nstacks], user_leaf[joff % nstacks], &cnt);
+			joff++;
+		}
 	}
+	for (; joff < noffcpu; joff++)
+		add_offcpu(w, joff, tids[joff % 3], t, leaf[joff % nstacks],
+			   user_leaf[joff % nstacks], &cnt);
 	free(leaf);
+	free(user_leaf);
 	free(elf_path);
 	if (demo) {
 		struct prof_lost l = { .time_ns = t, .kind = PROF_LOST_SAMPLES, .count = 0 };

@@ -660,9 +660,13 @@ TEST(spool_open_rejects_what_is_not_a_spool)
 	write_rich(&mb, 0, true);
 	CHECK_INT(open_bytes(mb.p, 5, &sp), ==, -ENODATA);
 	CHECK(strstr(prof_errmsg(), "truncated inside its header"));
-	mb.p[8] = 2;	/* major version 2 */
+	mb.p[8] = 3;	/* major version 3: a newer prof's */
 	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, -ENOTSUP);
-	CHECK(strstr(prof_errmsg(), "format version 2.0"));
+	CHECK(strstr(prof_errmsg(), "format version 3.0"));
+	CHECK(strstr(prof_errmsg(), "this prof reads 1.x and 2.x"));
+	mb.p[8] = 2;	/* major version 2, the off-CPU records: read */
+	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
+	prof_spool_close(sp);
 	mb.p[8] = 1;
 	mb.p[10] = 7;	/* a newer minor version reads */
 	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);

@@ -691,7 +691,8 @@ TEST(tail_view_json_prints_an_object_per_interval)
 	out = view_of(in_dir("v.spool"), PROF_TAIL_JSON);
 	CHECK_STR(out, "{\"time\":0.008000,\"state\":\"finished\",\"interval\":{\"seconds\":0.007000,"
 		       "\"samples\":8,\"rate\":1142.9,\"lost\":2},\"all\":{\"samples\":8,\"lost\":2,"
-		       "\"skipped\":0},\"processes\":1,\"threads\":2,\"functions\":["
+		       "\"skipped\":0},\"weight\":\"cpu\",\"unit\":\"samples\",\"processes\":1,"
+		       "\"threads\":2,\"functions\":["
 		       "{\"function\":\"leaf_fn\",\"module\":\"app\",\"last\":6,\"all\":6},"
 		       "{\"function\":\"[empty stack]\",\"module\":\"\",\"last\":1,\"all\":1},"
 		       "{\"function\":\"mid_fn\",\"module\":\"app\",\"last\":1,\"all\":1}]}\n");
