@@ -98,8 +98,9 @@ static const struct argp_option report_options[] = {
 	{ "exclude", OPT_EXCLUDE, "REGEX", 0,
 	  "leave out the stacks through a function matching REGEX (extended)", 0 },
 	{ "diff", OPT_DIFF, NULL, 0,
-	  "compare two spools, BASE and NEW: each function's share in both (top, json) or "
-	  "each stack's two counts (folded)", 0 },
+	  "compare two spools, BASE and NEW: each function's share in both (top, json), "
+	  "each stack's two counts (folded), or NEW's flame graph coloured by the change "
+	  "(svg)", 0 },
 	{ "fail-above", OPT_FAIL_ABOVE, "PCT", 0,
 	  "with --diff, exit 3 when a share grew by more than PCT points", 0 },
 	{ "quiet", 'q', NULL, 0, "print no warnings", 0 },
@@ -245,8 +246,9 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 		if (args->diff && args->group_opt)
 			argp_error(state, "--diff and %s cannot be used together", args->group_opt);
 		if (args->diff && args->opts.format != PROF_REPORT_TOP &&
-		    args->opts.format != PROF_REPORT_FOLDED && args->opts.format != PROF_REPORT_JSON)
-			argp_error(state, "--diff prints top, folded or json, not %s",
+		    args->opts.format != PROF_REPORT_FOLDED && args->opts.format != PROF_REPORT_JSON &&
+		    args->opts.format != PROF_REPORT_SVG)
+			argp_error(state, "--diff prints top, folded, json or svg, not %s",
 				   prof_report_format_name(args->opts.format));
 		r = prof_filter_new(&args->filter_opts, &args->filter);
 		if (r == -ENOMEM)
@@ -305,7 +307,9 @@ static struct argp report_argp = {
 	       "the CPU samples, each its period, so that a thread weighs its lifetime.  Top "
 	       "and tree show time in ms, folded whole microseconds.\n\n"
 	       "--diff compares two spools read with the same filters: each function's "
-	       "self samples as a percent of each, and the change, biggest first.\n\n"
+	       "self samples as a percent of each, and the change, biggest first; with "
+	       "--format=svg, NEW's flame graph, each frame red where its share grew, blue "
+	       "where it shrank.\n\n"
 	       "Exit status: 0 success (also for a partial spool), 1 the spool cannot be "
 	       "read, the report cannot be written, or no sample passes the filters, 3 "
 	       "with --fail-above, a share grew by more than allowed, 64 usage error (also pprof to a "

@@ -3,7 +3,9 @@
  * diff.c - two profiles side by side (prof report --diff): per function,
  * its share of the samples in each (self samples, as top counts them) and
  * the change, biggest change first; or the two counts of each folded stack,
- * "stack BASE NEW", as difffolded.pl writes them.
+ * "stack BASE NEW", as difffolded.pl writes them; or a differential flame
+ * graph: the new profile's graph, each frame coloured by how the share of
+ * its path changed since the base.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -114,6 +116,85 @@ static int add_stacks(struct diff *d, struct agg *a, int side)
 	return agg_each_stack(a, add_stack, &c);
 }
 
+/* The key of node N of A in its parent's children: parent's key, name, module, inlined. */
+static char *path_key(const struct agg *a, uint32_t parent_key, uint32_t n, size_t *ret_len)
+{
+	const struct agg_func *f = &a->funcs[a->nodes[n].func];
+	char *key;
+	int len = asprintf(&key, "%" PRIu32 "%c%s%c%s%c%c", parent_key, 0, f->name, 0, f->module,
+			   0, f->inlined ? 'i' : 'f');
+
+	if (len < 0)
+		return NULL;
+	*ret_len = (size_t)len;
+	return key;
+}
+
+/*
+ * For each node of NEW, the percent of BASE's total on the same path of
+ * functions from the root (0 where BASE never went), into *RET (indexed by
+ * node; the caller frees it).  Paths are matched by name, module and
+ * inlining, so two builds of a program compare.  0 or -ENOMEM.
+ */
+static int base_shares(const struct agg *base, const struct agg *new, double **ret)
+{
+	struct strmap ids = { 0 };
+	uint32_t *base_of = calloc(new->nnodes ? new->nnodes : 1, sizeof(*base_of));
+	double *pct = calloc(new->nnodes ? new->nnodes : 1, sizeof(*pct));
+	size_t i, len;
+	char *key;
+	int r = base_of && pct ? 0 : -ENOMEM;
+
+	/* nodes come after their parents: a parent's key is its own id */
+	for (i = 1; i < base->nnodes && r == 0; i++) {
+		key = path_key(base, base->nodes[i].parent, (uint32_t)i, &len);
+		r = key ? strmap_insert(&ids, key, len, (uint32_t)i) : -ENOMEM;
+		free(key);
+	}
+	for (i = 1; i < new->nnodes && r == 0; i++) {
+		uint32_t parent = new->nodes[i].parent;
+
+		if (parent && !base_of[parent])
+			continue;	/* a path BASE never took: nor its children */
+		key = path_key(new, base_of[parent], (uint32_t)i, &len);
+		if (!key) {
+			r = -ENOMEM;
+			break;
+		}
+		base_of[i] = strmap_find(&ids, key, len);
+		free(key);
+		if (base_of[i])
+			pct[i] = report_pct(base->nodes[base_of[i]].total, base->total);
+	}
+	strmap_release(&ids);
+	free(base_of);
+	if (r < 0) {
+		free(pct);
+		return error_setx(-ENOMEM, "out of memory");
+	}
+	*ret = pct;
+	return 0;
+}
+
+/* The differential flame graph: NEW's frames, coloured by the change since BASE. */
+static int write_svg(FILE *out, const struct prof_report_diff_side sides[2], struct agg a[2],
+		     const struct prof_report_opts *o)
+{
+	struct svg_graph *g = NULL;
+	double *pct = NULL;
+	int r = base_shares(&a[0], &a[1], &pct);
+
+	if (r == 0)
+		r = svg_graph_new(&g, o, a[1].weight, a[1].total);
+	if (r == 0)
+		r = svg_graph_add_diff(g, &a[1], pct, sides[0].name);
+	if (r == 0)
+		r = svg_graph_write(g, out, sides[1].spool);
+	svg_graph_free(g);
+	free(pct);
+	return r;
+}
+
 static double change(const struct diff_row *x)
 {
 	return x->share[1] - x->share[0];
@@ -198,8 +279,9 @@ int prof_report_diff(FILE *out, const struct prof_report_diff_side sides[2],
 	size_t i;
 	int r = 0, s;
 
-	if (format != PROF_REPORT_TOP && format != PROF_REPORT_FOLDED && format != PROF_REPORT_JSON)
-		return error_setx(-EINVAL, "a diff is shown as top, folded or json, not %s",
+	if (format != PROF_REPORT_TOP && format != PROF_REPORT_FOLDED &&
+	    format != PROF_REPORT_JSON && format != PROF_REPORT_SVG)
+		return error_setx(-EINVAL, "a diff is shown as top, folded, json or svg, not %s",
 				  prof_report_format_name(format));
 	memset(a, 0, sizeof(a));
 	for (s = 0; s < 2 && r == 0; s++) {
@@ -233,6 +315,10 @@ int prof_report_diff(FILE *out, const struct prof_report_diff_side sides[2],
 				report_folded_count(a[0].weight, d.rows[i].count[1]));
 	else if (r == 0 && format == PROF_REPORT_JSON)
 		print_json(out, &d, names, sides);
+	else if (r == 0 && format == PROF_REPORT_SVG)
+		r = write_svg(out, sides, a, &(struct prof_report_opts){
+			.sz = sizeof(struct prof_report_opts), .format = PROF_REPORT_SVG,
+			.title = sides[1].name });
 	else if (r == 0)
 		print_table(out, &d);
 	if (r == 0 && ret_max_growth)

@@ -182,7 +182,7 @@ function init() {
 			s: Number(g.getAttribute("data-s")),
 			n: Number(g.getAttribute("data-n")),
 			d: Number(g.getAttribute("data-d")),
-			name: t.replace(/ \(([0-9,]+ samples?|[0-9.]+ ms), [0-9.]+%\)$/, "")
+			name: t.replace(/ \(([0-9,]+ samples?|[0-9.]+ ms), [0-9.]+%(; base [0-9.]+%, [-+][0-9.]+ points)?\)$/, "")
 		};
 		f.fill = f.rect.getAttribute("fill");
 		g.fgFrame = f;

@@ -11,6 +11,7 @@
  * the end, when the height is known.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ struct svg_frame {
 	uint32_t depth;			/* 0: the root, "all" */
 	enum frame_kind kind;
 	bool offcpu;			/* mostly off-CPU time */
+	double base_pct;		/* differential: the base's percent on the same path */
 	const char *name;		/* the symbolizer's, or a group's label */
 	const char *module;
 };
@@ -55,6 +57,8 @@ struct svg_graph {
 	size_t nlabels, labels_cap;
 	uint64_t *cursor;		/* scratch: by depth, where the next frame begins */
 	size_t cursor_cap;
+	const char *base_name;		/* differential: the base spool's name; else NULL */
+	double max_change;		/* differential: the largest change of a frame, points */
 };
 
 /* The script, made from flamegraph.js by the Makefile. */
@@ -135,7 +139,7 @@ static bool too_narrow(const struct svg_graph *g, uint64_t samples)
 	return px < MIN_FRAME_PX || report_pct(samples, g->samples) < g->o->min_percent;
 }
 
-int svg_graph_add(struct svg_graph *g, struct agg *a, const char *label)
+static int add_tree(struct svg_graph *g, struct agg *a, const char *label, const double *base_pct)
 {
 	uint32_t base = label ? 1 : 0, n, d;
 	uint64_t samples = a->nnodes ? a->nodes[0].total : 0;
@@ -191,10 +195,16 @@ int svg_graph_add(struct svg_graph *g, struct agg *a, const char *label)
 							      .kind = kind_of(f),
 							      .offcpu = node->offcpu * 2 >
 									node->total,
+							      .base_pct = base_pct ? base_pct[n] : 0,
 							      .name = f->name,
 							      .module = f->module });
 			if (r < 0)
 				return r;
+			if (base_pct) {
+				double c = fabs(report_pct(node->total, g->samples) - base_pct[n]);
+
+				g->max_change = c > g->max_change ? c : g->max_change;
+			}
 		}
 		/* its children begin where it does; its next sibling after it */
 		g->cursor[d + 1] = g->cursor[d];
@@ -203,6 +213,19 @@ int svg_graph_add(struct svg_graph *g, struct agg *a, const char *label)
 	}
 	g->next += samples;
 	return 0;
+}
+
+int svg_graph_add(struct svg_graph *g, struct agg *a, const char *label)
+{
+	return add_tree(g, a, label, NULL);
+}
+
+int svg_graph_add_diff(struct svg_graph *g, struct agg *a, const double *base_pct,
+		       const char *base_name)
+{
+	g->base_name = base_name ? base_name : "";
+	g->frames[0].base_pct = 100.0;	/* "all" */
+	return add_tree(g, a, NULL, base_pct);
 }
 
 /* The characters (UTF-8 sequences, or stray bytes) of S, counting up to MAX. */
@@ -266,11 +289,25 @@ static double name_hash(const char *name, unsigned salt)
  * a frame of off-CPU time in blues (the kernel's violet), as off-CPU
  * flame graphs are drawn.
  */
-static void put_fill(FILE *out, const struct svg_frame *f)
+static void put_fill(FILE *out, const struct svg_graph *gr, const struct svg_frame *f)
 {
 	double a = name_hash(f->name, 1), b = name_hash(f->name, 2), c = name_hash(f->name, 3);
 	int r, g, bl;
 
+	if (gr->base_name) {
+		/* differential: white for no change, to full red or blue at the largest */
+		double d = report_pct(f->samples, gr->samples) - f->base_pct;
+		double t = gr->max_change > 0 ? fabs(d) / gr->max_change : 0;
+		int k = 235 - (int)(200 * (t > 1 ? 1 : t));
+
+		if (d > 0)
+			fprintf(out, "rgb(255,%d,%d)", k, k);
+		else if (d < 0)
+			fprintf(out, "rgb(%d,%d,255)", k, k);
+		else
+			fputs("rgb(235,235,235)", out);
+		return;
+	}
 	if (f->offcpu && f->kind != KIND_OTHER) {
 		if (f->kind == KIND_KERNEL)
 			r = 140 + (int)(40 * a), g = 110 + (int)(40 * b), bl = 215 + (int)(40 * c);
@@ -315,11 +352,15 @@ static void put_frame(FILE *out, const struct svg_graph *g, const struct svg_fra
 		"\"><title>", f->start, f->samples, f->depth);
 	put_xml(out, f->name, 0);
 	if (g->weight == PROF_WEIGHT_CPU)
-		fprintf(out, " (%" PRIu64 " sample%s, %.2f%%)", f->samples,
+		fprintf(out, " (%" PRIu64 " sample%s, %.2f%%", f->samples,
 			f->samples == 1 ? "" : "s", report_pct(f->samples, g->samples));
 	else
-		fprintf(out, " (%.2f ms, %.2f%%)", (double)f->samples / 1e6,
+		fprintf(out, " (%.2f ms, %.2f%%", (double)f->samples / 1e6,
 			report_pct(f->samples, g->samples));
+	if (g->base_name)
+		fprintf(out, "; base %.2f%%, %+.2f points", f->base_pct,
+			report_pct(f->samples, g->samples) - f->base_pct);
+	fputc(')', out);
 	if (*f->module) {
 		fputc('\n', out);
 		put_xml(out, f->module, 0);
@@ -328,7 +369,7 @@ static void put_frame(FILE *out, const struct svg_graph *g, const struct svg_fra
 		fputs("\ninlined into its caller", out);
 	fprintf(out, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"",
 		x, y, w, FRAME_HEIGHT - 1);
-	put_fill(out, f);
+	put_fill(out, g, f);
 	fputs("\"/>", out);
 	/* most frames are too narrow for a label: the script adds one on zoom */
 	if (fit >= 3) {
@@ -370,6 +411,11 @@ static void put_subtitle(FILE *out, const struct svg_graph *g, const struct prof
 	}
 	if (g->o->inverted)
 		fputs("; inverted: each stack from its leaf (callers below callees)", out);
+	if (g->base_name) {
+		fputs("; against ", out);
+		put_xml(out, g->base_name, 40);
+		fputs(": red grew, blue shrank", out);
+	}
 }
 
 int svg_graph_write(struct svg_graph *g, FILE *out, const struct prof_spool *sp)
@@ -401,7 +447,8 @@ int svg_graph_write(struct svg_graph *g, FILE *out, const struct prof_spool *sp)
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%" PRIu32 "\" "
 		"fill=\"rgb(250,250,247)\"/>\n", SVG_WIDTH, height);
 	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\" text-anchor=\"middle\">%s of ",
-		SVG_WIDTH / 2, g->o->inverted ? "Icicle graph (callers)" : "Flame graph");
+		SVG_WIDTH / 2, g->base_name ? "Differential flame graph"
+			       : g->o->inverted ? "Icicle graph (callers)" : "Flame graph");
 	put_xml(out, g->o->title ? g->o->title : "a spool", 60);
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"44\" text-anchor=\"middle\">",
 		SVG_WIDTH / 2);

@@ -265,6 +265,13 @@ struct svg_graph;
 int svg_graph_new(struct svg_graph **ret, const struct prof_report_opts *opts,
 		  enum prof_weight weight, uint64_t total);
 int svg_graph_add(struct svg_graph *g, struct agg *a, const char *label);
+/*
+ * The tree of A as a differential graph (the only tree of G): BASE_PCT[n]
+ * is, for each node n of A, the base profile's percent on the same path (0
+ * where the base never went), BASE_NAME the base's name for the subtitle.
+ */
+int svg_graph_add_diff(struct svg_graph *g, struct agg *a, const double *base_pct,
+		       const char *base_name);
 int svg_graph_write(struct svg_graph *g, FILE *out, const struct prof_spool *sp);
 void svg_graph_free(struct svg_graph *g);
 

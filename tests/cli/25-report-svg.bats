@@ -22,7 +22,8 @@ svg_frames() {
 	for g in root.find(ns + "g[@id='frames']").findall(ns + "g"):
 	    d = int(g.get("data-d"))
 	    name = g.find(ns + "title").text.split("\n")[0]
-	    name = re.sub(r" \([0-9,]+ samples?, [0-9.]+%\)$", "", name)
+	    name = re.sub(r" \([0-9,]+ samples?, [0-9.]+%(; base [0-9.]+%, [-+][0-9.]+ points)?\)$",
+	                  "", name)
 	    r = g.find(ns + "rect")
 	    path[d:] = [name]
 	    print(d, g.get("data-s"), g.get("data-n"), r.get("x"), r.get("width"), r.get("y"),
@@ -223,6 +224,78 @@ svg_geometry_matches_folded() {
 	run -0 node "$check" "$f" search:'('
 	assert_line --regexp '^details Invalid search: '
 	assert_line --regexp '^matched *$'
+}
+
+@test "svg --diff: NEW's frames, each coloured by how its path's share changed since BASE" {
+	command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
+	local t=$BATS_TEST_TMPDIR
+	b=$(spool base.spool --elf "$LADDER" --seed 7 --samples 2000)
+	"$PROF" report -q --format=svg "$s" >"$t/new.svg"
+	"$PROF" report -q --format=folded "$b" >"$t/base.folded"
+	"$PROF" report -q --format=folded "$s" >"$t/new.folded"
+	run -0 "$PROF" report -q --diff --format=svg -o "$t/diff.svg" "$b" "$s"
+	# the geometry is NEW's, frame for frame
+	run -0 svg_frames "$t/new.svg"
+	local plain=$output
+	run -0 svg_frames "$t/diff.svg"
+	assert_equal "$output" "$plain"
+	grep -q '>Differential flame graph of ' "$t/diff.svg"
+	# each frame: its share in BASE (the base's samples on the same path), the
+	# change in points, and red where it grew, blue where it shrank
+	run -0 python3 - "$t/diff.svg" "$t/base.folded" "$t/new.folded" <<-'EOF'
+	import re, sys, xml.etree.ElementTree as ET
+	ns = "{http://www.w3.org/2000/svg}"
+	def prefixes(f):
+	    want, total = {}, 0
+	    for line in open(f):
+	        stack, count = line.rsplit(" ", 1)
+	        parts, total = stack.split(";"), total + int(count)
+	        for k in range(1, len(parts) + 1):
+	            key = ";".join(parts[:k])
+	            want[key] = want.get(key, 0) + int(count)
+	    return want, total
+	base, btotal = prefixes(sys.argv[2])
+	new, ntotal = prefixes(sys.argv[3])
+	root = ET.parse(sys.argv[1]).getroot()
+	path, grew, shrank, most = [], 0, 0, (0, None)
+	for g in root.find(ns + "g[@id='frames']").findall(ns + "g"):
+	    d = int(g.get("data-d"))
+	    title = g.find(ns + "title").text.split("\n")[0]
+	    m = re.match(r"(.*) \(([0-9]+) samples?, ([0-9.]+)%; base ([0-9.]+)%, ([-+][0-9.]+) points\)$", title)
+	    assert m, title
+	    path[d:] = [m.group(1)]
+	    key = ";".join(path[1:])
+	    bpct = 100 * base.get(key, 0) / btotal if key else 100.0
+	    npct = 100 * new[key] / ntotal if key else 100.0
+	    assert abs(float(m.group(4)) - bpct) < 0.006, (key, m.group(4), bpct)
+	    change = npct - bpct
+	    assert abs(float(m.group(5)) - change) < 0.011, (key, m.group(5), change)
+	    r, gr, b = map(int, re.findall(r"[0-9]+", g.find(ns + "rect").get("fill")))
+	    if change > 0.005:
+	        assert r == 255 and gr == b < 255, (key, change, r, gr, b)
+	        grew += 1
+	    elif change < -0.005:
+	        assert b == 255 and r == gr < 255, (key, change, r, gr, b)
+	        shrank += 1
+	    if abs(change) > most[0]:
+	        most = (abs(change), (r, gr, b))
+	# the biggest change is drawn the strongest
+	assert most[1] in ((255, 35, 35), (35, 35, 255)), most
+	assert grew and shrank, (grew, shrank)
+	print("ok", grew, shrank)
+	EOF
+	assert_output --regexp '^ok [1-9][0-9]* [1-9][0-9]*$'
+}
+
+@test "svg --diff in a DOM: hover shows both shares and the change" {
+	require_npm jsdom
+	local f="$BATS_TEST_TMPDIR/diff.svg"
+	b=$(spool base.spool --elf "$LADDER" --seed 7 --samples 2000)
+	"$PROF" report -q --diff --format=svg "$b" "$s" >"$f"
+	run -0 node "$TOP/tests/npm/flamegraph-check.js" "$f" hover:ladder_c
+	assert_output --regexp '^details ladder_c \([0-9]+ samples, [0-9.]+%; base [0-9.]+%, [-+][0-9.]+ points\)$'
+	run -0 node "$TOP/tests/npm/flamegraph-check.js" "$f" search:'^ladder_d$'
+	assert_line --regexp '^matched Matched: [0-9.]+% \([0-9]+ samples\)$'
 }
 
 @test "-o FILE: the report is put in place once complete, else FILE stays as it was" {

@@ -29,7 +29,7 @@ win.fgInit();
 
 function nameOf(g) {
 	return g.getElementsByTagName("title")[0].textContent.split("\n")[0]
-		.replace(/ \([0-9,]+ samples?, [0-9.]+%\)$/, "");
+		.replace(/ \(([0-9,]+ samples?|[0-9.]+ ms), [0-9.]+%(; base [0-9.]+%, [-+][0-9.]+ points)?\)$/, "");
 }
 
 function frame(name) {
