@@ -23,6 +23,8 @@ enum {
 	OPT_CHILDREN,
 	OPT_LIVE,
 	OPT_OFF_CPU,
+	OPT_SWITCH_OUTPUT,
+	OPT_SWITCH_MAX_FILES,
 };
 
 #define MAX_PIDS 64
@@ -60,6 +62,11 @@ static const struct argp_option record_options[] = {
 						 "still followed)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "stop after SECONDS, sending the command SIGTERM", 0 },
 	{ "mmap-pages", 'm', "PAGES", 0, "data pages of each per-CPU ring (a power of two)", 0 },
+	{ "switch-output", OPT_SWITCH_OUTPUT, "signal|SIZE|TIME", OPTION_ARG_OPTIONAL,
+	  "a new file FILE.<timestamp> once the current one holds SIZE (B, K, M, G), after "
+	  "TIME (s, m, h, d), or on SIGUSR2 (signal, the default); each reads on its own", 0 },
+	{ "switch-max-files", OPT_SWITCH_MAX_FILES, "N", 0,
+	  "with --switch-output, keep the newest N files, removing older ones", 0 },
 	{ "quiet", 'q', NULL, 0, "print nothing on stderr but errors", 0 },
 	{ "verbose", 'v', NULL, 0, "after the summary, how the stacks were unwound and what "
 				   "the unwinder's tables cost (repeat for debug)", 0 },
@@ -86,6 +93,42 @@ static unsigned long long parse_size(struct argp_state *state, const char *what,
 	if (errno || end == arg || *end || arg[0] == '-')
 		argp_error(state, "invalid %s '%s'", what, arg);
 	return v;
+}
+
+/* --switch-output's argument: signal, SIZE (B, K, M, G) or TIME (s, m, h, d). */
+static void parse_switch(struct argp_state *state, struct record_args *a, const char *arg)
+{
+	static const struct {
+		char unit;
+		uint64_t bytes, ns;
+	} units[] = {
+		{ 'B', 1, 0 }, { 'K', 1ull << 10, 0 }, { 'M', 1ull << 20, 0 }, { 'G', 1ull << 30, 0 },
+		{ 's', 0, 1000000000ull }, { 'm', 0, 60000000000ull },
+		{ 'h', 0, 3600000000000ull }, { 'd', 0, 86400000000000ull },
+	};
+	unsigned long long v;
+	char *end;
+	size_t i;
+
+	if (!arg || !strcmp(arg, "signal")) {
+		a->opts.switch_signal = true;
+		return;
+	}
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	for (i = 0; !errno && end != arg && arg[0] != '-' && v && i < 8; i++) {
+		if (end[0] != units[i].unit && !(units[i].bytes > 1 && end[0] == units[i].unit + 32))
+			continue;
+		if (end[1] && !(units[i].bytes > 1 && (end[1] == 'B' || end[1] == 'b') && !end[2]))
+			break;
+		if (units[i].bytes)
+			a->opts.switch_bytes = v * units[i].bytes;
+		else
+			a->opts.switch_ns = v * units[i].ns;
+		return;
+	}
+	argp_error(state, "invalid --switch-output '%s': signal, a size (with B, K, M or G) or a "
+		   "time (with s, m, h or d)", arg);
 }
 
 static void parse_pids(struct argp_state *state, struct record_args *a, char *arg)
@@ -158,6 +201,14 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	case OPT_OFF_CPU:
 		a->opts.off_cpu = true;
 		break;
+	case OPT_SWITCH_OUTPUT:
+		parse_switch(state, a, arg);
+		break;
+	case OPT_SWITCH_MAX_FILES:
+		a->opts.switch_max_files = (uint32_t)parse_size(state, "--switch-max-files", arg);
+		if (!a->opts.switch_max_files)
+			argp_error(state, "invalid --switch-max-files '%s': at least 1", arg);
+		break;
 	case 'k':
 		a->opts.include_kernel = true;
 		break;
@@ -208,6 +259,9 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--children needs -p PID");
 		if (a->live && a->quiet)
 			argp_error(state, "--live and --quiet cannot be used together");
+		if (a->opts.switch_max_files && !a->opts.switch_bytes && !a->opts.switch_ns &&
+		    !a->opts.switch_signal)
+			argp_error(state, "--switch-max-files needs --switch-output");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -235,6 +289,13 @@ static struct argp record_argp = {
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t stop_from_process;
+static volatile sig_atomic_t switch_requested;
+
+static void on_switch_signal(int sig)
+{
+	(void)sig;
+	switch_requested = 1;
+}
 
 static void on_signal(int sig, siginfo_t *si, void *uctx)
 {
@@ -255,6 +316,15 @@ static void install_signals(void)
 		sigaction(sigs[i], &sa, NULL);
 	/* -o to a pipe whose reader went away: a write error (EPIPE), said once */
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/* --switch-output: SIGUSR2 asks for a new file, whatever else switches. */
+static void install_switch_signal(void)
+{
+	struct sigaction sa = { .sa_handler = on_switch_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR2, &sa, NULL);
 }
 
 static double now_s(void)
@@ -415,6 +485,32 @@ static int exit_status(int status)
 	return EXIT_FAIL;
 }
 
+/*
+ * One poll of the recorder, and a new file when SIGUSR2 asked for one.
+ * When the recording went on in a new file, --live follows it there.
+ */
+static int poll_recorder(struct prof_recorder *rec, const struct record_args *a)
+{
+	struct prof_recording_summary s;
+	uint32_t files;
+	int r;
+
+	prof_recorder_summary(rec, &s);
+	files = s.files;
+	r = prof_recorder_poll(rec, 100, NULL);
+	if (r >= 0 && switch_requested) {
+		switch_requested = 0;
+		r = prof_recorder_switch_output(rec);
+	}
+	prof_recorder_summary(rec, &s);
+	if (live_tail && s.files != files) {
+		live_update();	/* the file that ended, to its trailer */
+		live_stop();
+		live_start(rec, a->output);
+	}
+	return r;
+}
+
 /* The live view each second, else the progress line on a terminal twice a second. */
 static void show_progress(const struct prof_recorder *rec, double start, bool tty, double *last)
 {
@@ -438,7 +534,7 @@ static int record_loop(struct prof_recorder *rec, struct prof_launched *child,
 	int r;
 
 	for (;;) {
-		r = prof_recorder_poll(rec, 100, NULL);
+		r = poll_recorder(rec, a);
 		if (r < 0)
 			return r;
 		if (!*reaped && prof_launched_wait(child, false, status) == 1)
@@ -478,7 +574,7 @@ static int attach_loop(struct prof_recorder *rec, const struct record_args *a)
 	int r;
 
 	for (;;) {
-		r = prof_recorder_poll(rec, 100, NULL);
+		r = poll_recorder(rec, a);
 		if (r < 0)
 			return r;
 		r = prof_recorder_active_process_count(rec, &active);
@@ -515,8 +611,14 @@ static int end_recording(struct prof_recorder *rec, const struct record_args *a,
 	}
 	live_update();	/* the last blocks and the trailer */
 	live_stop();
-	if (!a->quiet)
+	if (!a->quiet && sum.files > 1) {
+		char files[1024];
+
+		snprintf(files, sizeof(files), "%s.* (%u files)", a->output, sum.files);
+		print_summary(&sum, files);
+	} else if (!a->quiet) {
 		print_summary(&sum, a->output);
+	}
 	if (!a->quiet && a->verbosity)
 		print_unwinding(&sum);
 	return r;
@@ -573,6 +675,8 @@ static int run_record(int argc, char **argv)
 	a.opts.argc = (size_t)a.argc;
 	a.opts.argv = (const char *const *)a.argv;
 	install_signals();
+	if (a.opts.switch_bytes || a.opts.switch_ns || a.opts.switch_signal)
+		install_switch_signal();
 	if (a.npids)
 		return run_attach(&a);
 

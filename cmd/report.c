@@ -52,6 +52,8 @@ struct report_args {
 	struct prof_filter *filter;
 	bool diff;
 	const char *new_path;		/* --diff: the second spool */
+	const char **paths;		/* every spool given: read as one recording */
+	size_t npaths;
 	double fail_above;		/* < 0: none */
 	bool min_percent_set;		/* else the format's default */
 	const char *output;		/* -o: the file to write; NULL: standard output */
@@ -223,10 +225,7 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 				   "to 100", arg);
 		break;
 	case ARGP_KEY_END:
-		if (!args->diff && args->new_path)
-			argp_error(state, "more than one spool given ('%s' and '%s')", args->path,
-				   args->new_path);
-		if (args->diff && !args->new_path)
+		if (args->diff && args->npaths != 2)
 			argp_error(state, "--diff needs two spools, BASE and NEW");
 		/* the views for people hide the little things; the exports keep them */
 		if (!args->min_percent_set)
@@ -266,12 +265,11 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 		list_options(&report_argp);
 		break;
 	case ARGP_KEY_ARG:
-		if (args->path && args->new_path)
-			argp_error(state, "more than two spools given");
-		if (args->path)
-			args->new_path = arg;
-		else
-			args->path = arg;
+		if (!args->paths && !(args->paths = calloc((size_t)state->argc, sizeof(char *))))
+			argp_failure(state, EXIT_FAIL, ENOMEM, "cannot parse the options");
+		args->paths[args->npaths++] = arg;
+		args->path = args->paths[0];
+		args->new_path = args->npaths > 1 ? args->paths[1] : NULL;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -282,8 +280,9 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 static struct argp report_argp = {
 	.options = report_options,
 	.parser = parse_report,
-	.args_doc = "[FILE]\n--diff BASE NEW",
-	.doc = "Print the profile recorded in FILE (default: prof.spool): the functions "
+	.args_doc = "[FILE...]\n--diff BASE NEW",
+	.doc = "Print the profile recorded in FILE (default: prof.spool), or in the FILEs of one "
+	       "recording (prof record --switch-output) read as one: the functions "
 	       "that ran most (top), the call tree (tree), folded stacks for flame graphs "
 	       "(folded), or an export: json for scripts, perf-script, pprof, speedscope, or "
 	       "svg, an interactive flame graph."
@@ -328,9 +327,11 @@ static bool streamed(enum prof_report_format format)
 	return format == PROF_REPORT_PERF_SCRIPT || format == PROF_REPORT_PPROF;
 }
 
-/* One spool read: its reader, symbolizer, profile and filter. */
+/* One spool read (or several files read as one): reader, symbolizer, profile, filter. */
 struct side {
-	const char *path;
+	const char *path;		/* its name in messages */
+	const char *const *paths;	/* the files */
+	size_t npaths;
 	struct prof_spool *sp;
 	struct prof_symbolizer *sym;
 	struct prof_profile *prof;
@@ -354,7 +355,7 @@ static int side_read(struct side *s, struct report_args *args)
 {
 	int r;
 
-	r = prof_spool_open(s->path, &s->sp);
+	r = prof_spool_open_many(s->paths, s->npaths, &s->sp);
 	if (r == 0)
 		r = prof_spool_check_weight(s->sp, args->filter_opts.weight);
 	if (r < 0)
@@ -392,7 +393,8 @@ fail:
 
 static int run_diff(struct report_args *args)
 {
-	struct side s[2] = { { .path = args->path }, { .path = args->new_path } };
+	struct side s[2] = { { .path = args->path, .paths = &args->paths[0], .npaths = 1 },
+			     { .path = args->new_path, .paths = &args->paths[1], .npaths = 1 } };
 	struct prof_report_diff_side d[2];
 	double grew = 0.0;
 	int r = 0, i;
@@ -489,10 +491,10 @@ static int output_close(struct report_args *args, char *tmp, bool ok)
 	return r;
 }
 
-/* The report of one spool.  An exit status. */
+/* The report of one spool, or of several files of one recording.  An exit status. */
 static int run_one(struct report_args *args)
 {
-	struct side s = { .path = args->path };
+	struct side s = { .path = args->opts.title, .paths = args->paths, .npaths = args->npaths };
 	int r;
 
 	/* speedscope's file holds a profile per thread, or per process */
@@ -522,20 +524,35 @@ static int run_report(int argc, char **argv)
 	char *tmp;
 	int code;
 
+	static const char *default_path[] = { "prof.spool" };
+	char *title = NULL;
+
 	argp_parse(&report_argp, argc, argv, 0, NULL, &args);
 	prof_filter_free(args.filter);	/* it checked the options; each spool gets its own */
-	if (!args.path)
-		args.path = "prof.spool";
+	if (!args.npaths) {
+		args.path = default_path[0];
+		args.paths = default_path;
+		args.npaths = 1;
+	}
 	args.opts.title = args.path;
+	if (args.npaths > 1 && !args.diff &&
+	    asprintf(&title, "%s (and %zu more)", args.path, args.npaths - 1) >= 0)
+		args.opts.title = title;
 	set_verbosity(args.verbosity);
 	if (output_open(&args, &tmp) < 0) {
 		free(args.debug_dirs);
+		free(title);
+		if (args.paths != default_path)
+			free(args.paths);
 		return EXIT_FAIL;
 	}
 	code = args.diff ? run_diff(&args) : run_one(&args);
 	if (output_close(&args, tmp, code != EXIT_FAIL) < 0)
 		code = EXIT_FAIL;
 	free(args.debug_dirs);
+	free(title);
+	if (args.paths != default_path)
+		free(args.paths);
 	return code;
 }
 

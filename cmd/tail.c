@@ -30,6 +30,8 @@ enum {
 
 struct tail_args {
 	const char *path;
+	const char **paths;		/* every spool given: the files of one recording */
+	size_t npaths;
 	bool from_end;
 	double idle;
 	double interval;
@@ -96,9 +98,10 @@ static error_t parse_tail(int key, char *arg, struct argp_state *state)
 		list_options(&tail_argp);
 		break;
 	case ARGP_KEY_ARG:
-		if (a->path)
-			argp_error(state, "more than one spool given ('%s' and '%s')", a->path, arg);
-		a->path = arg;
+		if (!a->paths && !(a->paths = calloc((size_t)state->argc, sizeof(char *))))
+			argp_failure(state, EXIT_FAIL, ENOMEM, "cannot parse the options");
+		a->paths[a->npaths++] = arg;
+		a->path = a->paths[0];
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -109,8 +112,9 @@ static error_t parse_tail(int key, char *arg, struct argp_state *state)
 static struct argp tail_argp = {
 	.options = tail_options,
 	.parser = parse_tail,
-	.args_doc = "[FILE]",
-	.doc = "Follow the spool FILE (default: prof.spool) while prof record writes it, and "
+	.args_doc = "[FILE...]",
+	.doc = "Follow the spool FILE (default: prof.spool) while prof record writes it (or the "
+	       "FILEs of one recording split by --switch-output, read as one), and "
 	       "print the hottest functions of each interval and overall (top), a line per "
 	       "sample (samples: TIME PID TID COMM STACK), or a JSON object per interval."
 	       "\vA recording made with --off-cpu is shown with its off-CPU time by state "
@@ -222,7 +226,9 @@ static int run_tail(int argc, char **argv)
 	if (!a.path)
 		a.path = "prof.spool";
 	opts.from_end = a.from_end;
-	r = prof_tail_open(a.path, &opts, &t);
+	r = a.npaths > 1 ? prof_tail_open_many(a.paths, a.npaths, &opts, &t)
+			 : prof_tail_open(a.path, &opts, &t);
+	free(a.paths);
 	if (r < 0) {
 		err_msg("%s", prof_errmsg());
 		return EXIT_FAIL;

@@ -24,7 +24,7 @@ __prof_words()
 
 _prof_record()
 {
-	local opts='--pid -p --children --output -o --freq -F --event -e --stack-size -s --kernel -k --off-cpu --no-inherit --duration -d --mmap-pages -m --quiet -q --verbose -v --live --help --usage --version'
+	local opts='--pid -p --children --output -o --freq -F --event -e --stack-size -s --kernel -k --off-cpu --no-inherit --duration -d --mmap-pages -m --switch-output --switch-max-files --quiet -q --verbose -v --live --help --usage --version'
 	local i
 
 	# after --, or after the first word that is not an option or its
@@ -60,7 +60,11 @@ _prof_record()
 		mapfile -t COMPREPLY < <(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")
 		return
 		;;
-	--stack-size | -s | --duration | -d | --mmap-pages | -m)
+	--stack-size | -s | --duration | -d | --mmap-pages | -m | --switch-max-files)
+		return
+		;;
+	--switch-output)
+		__prof_words 'signal 100M 1G 10m 1h 1d'
 		return
 		;;
 	esac

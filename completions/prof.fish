@@ -63,6 +63,8 @@ complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l even
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l stack-size -s s -x -d "user stack copied per sample (default: 65528, the kernel's limit, which is the max; 32K above 4000 Hz)"
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l kernel -s k -d 'record kernel frames too, above the user stack'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l off-cpu -d 'also record where threads wait: a stack at each switch-out, timed until the thread runs again'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l switch-output -f -a 'signal 100M 1G 10m 1h 1d' -d 'a new file FILE.<timestamp> after SIZE or TIME, or on SIGUSR2'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l switch-max-files -x -d 'with --switch-output, keep the newest N files'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l no-inherit -d 'do not follow child processes (threads are still followed)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l duration -s d -x -d 'stop after SECONDS, sending the command SIGTERM'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l mmap-pages -s m -x -d 'data pages of each per-CPU ring (a power of two)'

@@ -477,6 +477,21 @@ int prof_spool_open(const char *path, struct prof_spool **ret);
 int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret);
 
 /*
+ * The N spools at PATHS read as one recording (the files of prof record
+ * --switch-output, say), in the order their recordings started: a process
+ * of one file is the same as one of a file before when its pid and start
+ * time match, its threads when their tids do, and so on for modules,
+ * frames and stack nodes, so that ids (and the stacks they count) are the
+ * same across files, and a definition is handed out once.  Times run on
+ * across the files; the metadata is the first file's, the counters the sum
+ * of the trailers (once the last file's was read); a file before the last
+ * that stops short of its trailer is read as far as it goes, and the
+ * status says so.  N == 1 is prof_spool_open().  Errors: those of
+ * prof_spool_open() for any file, -EINVAL for a file given twice.
+ */
+int prof_spool_open_many(const char *const *paths, size_t n, struct prof_spool **ret);
+
+/*
  * Decode the next record.  Returns 1 with *ret filled, 0 when no complete
  * block is left to read now (the end, a cut, or a stop: see
  * prof_spool_status()), or -ENOMEM.  A corrupt block is never an error
@@ -1043,6 +1058,19 @@ struct prof_recorder_opts {
 	const char *const *argv;
 	size_t npids;			/* the pids attached, for the metadata (first 64) */
 	const pid_t *pids;
+	/*
+	 * A recording in several files, as perf's --switch-output: the spool
+	 * path names them, PATH.<YYYYmmddHHMMSSmmm> (local time, when each
+	 * began), each one readable on its own; the recording goes on in a
+	 * new file once the current one holds switch_bytes, or switch_ns
+	 * after it began, or when prof_recorder_switch_output() is called
+	 * (switch_signal: only then).
+	 */
+	uint64_t switch_bytes;
+	uint64_t switch_ns;
+	bool switch_signal;
+	uint32_t switch_max_files;	/* keep the newest N files (older ones are removed);
+					 * 0: all */
 };
 
 struct prof_poll_summary {
@@ -1090,6 +1118,8 @@ struct prof_recording_summary {
 	uint64_t offcpu_unsampled, offcpu_truncated;
 	uint64_t lost_switch_samples, lost_switch_records;	/* of lost_events */
 	uint64_t offcpu_ring_bytes;	/* data bytes of each switch ring */
+	uint32_t files;			/* spool files written (--switch-output), this one too */
+	const char *spool_path;		/* the file being written, lent until the next poll */
 };
 
 struct prof_recorder;
@@ -1157,6 +1187,15 @@ int prof_recorder_refresh_threads(struct prof_recorder *rec, pid_t pid,
  * keep failing the same way: nothing more is written after one).
  */
 int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_poll_summary *ret);
+
+/*
+ * Finish the current spool file (names, trailer) and go on in a new one,
+ * of a recording made with switch_bytes, switch_ns or switch_signal: what
+ * the new file's samples need is written into it again, so that each file
+ * reads on its own.  0, or -EINVAL (not such a recording), or the errors
+ * of writing the files (after which nothing more is written).
+ */
+int prof_recorder_switch_output(struct prof_recorder *rec);
 
 /* Whether records are queued or a ring had data at the last poll. */
 bool prof_recorder_has_pending_events(const struct prof_recorder *rec);
@@ -1298,6 +1337,16 @@ struct prof_tail_stats {
  * spool version this library does not read), -EISDIR, open(2) errors.
  */
 int prof_tail_open(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret);
+
+/*
+ * Follow the N files of one recording (prof record --switch-output) as one
+ * spool, read as prof_spool_open_many() reads them: each file to its end,
+ * then the next; the last one (by when its recording began) may still be
+ * written, and is followed as prof_tail_open() follows a file.  They must
+ * exist.  N == 1 is prof_tail_open().  Errors as prof_spool_open_many().
+ */
+int prof_tail_open_many(const char *const *paths, size_t n, const struct prof_tail_opts *opts,
+			struct prof_tail **ret);
 
 /*
  * Read what was appended since the last poll, without waiting: at most

@@ -142,6 +142,16 @@ int offcpu_end(struct offcpu *oc, uint32_t thread, uint64_t time, enum prof_offc
 	return close_interval(oc, thread, &oc->threads[thread], time, end);
 }
 
+int offcpu_carry(struct offcpu *oc, uint32_t thread, const struct offcpu_open *open)
+{
+	struct offcpu_open *o = slot(oc, thread);
+
+	if (!o)
+		return error_setx(-ENOMEM, "out of memory");
+	*o = *open;
+	return 0;
+}
+
 int offcpu_end_all(struct offcpu *oc, uint64_t time)
 {
 	size_t i;

@@ -63,6 +63,12 @@ int offcpu_switched_out(struct offcpu *oc, uint32_t thread, uint64_t time, uint3
 /* THREAD's interval, if one is open, ends at TIME for reason END.  0 or -errno. */
 int offcpu_end(struct offcpu *oc, uint32_t thread, uint64_t time, enum prof_offcpu_end end);
 
+/*
+ * Take over OPEN, an interval of a thread that goes on in a new spool file
+ * as THREAD (its stacks interned there).  0 or -ENOMEM.
+ */
+int offcpu_carry(struct offcpu *oc, uint32_t thread, const struct offcpu_open *open);
+
 /* Every interval still open ends at TIME: the recording ends.  0 or -errno. */
 int offcpu_end_all(struct offcpu *oc, uint64_t time);
 

@@ -19,6 +19,32 @@
 
 #define RETIRE_MAX 256
 
+int64_t pt_write_process(struct proc_table *pt, struct proc *p, uint64_t time)
+{
+	int64_t id = prof_spool_add_process(pt->w, &(struct prof_process){
+		.pid = p->pid, .ppid = p->ppid, .time_ns = time,
+		.start_time_ns = p->start_time_ns, .comm = p->comm, .exe = p->exe });
+
+	if (id > 0)
+		p->spool_id = (uint32_t)id;
+	return id;
+}
+
+int64_t pt_write_thread(struct proc_table *pt, struct thr *t, uint64_t time)
+{
+	int64_t id = prof_spool_add_thread(pt->w, &(struct prof_thread){
+		.process = t->proc->spool_id, .tid = t->tid, .time_ns = time, .name = t->name });
+
+	if (id > 0)
+		t->spool_id = (uint32_t)id;
+	return id;
+}
+
+void pt_set_writer(struct proc_table *pt, struct prof_spool_writer *w)
+{
+	pt->w = w;
+}
+
 void pt_init(struct proc_table *pt, struct prof_spool_writer *w)
 {
 	memset(pt, 0, sizeof(*pt));
@@ -33,6 +59,7 @@ void pt_release(struct proc_table *pt)
 
 	for (i = 0; i < pt->nprocs; i++) {
 		as_release(&pt->procs[i]->as);
+		free(pt->procs[i]->exe);
 		free(pt->procs[i]);
 	}
 	free(pt->procs);
@@ -191,15 +218,17 @@ static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char 
 	p->first_thread = pt->nthrs;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	as_init(&p->as, pid, pt->uw);
-	id = prof_spool_add_process(pt->w, &(struct prof_process){ .pid = pid, .ppid = ppid,
-								   .time_ns = time,
-								   .start_time_ns = start_time(pid),
-								   .comm = comm, .exe = exe });
+	p->ppid = ppid;
+	p->start_time_ns = start_time(pid);
+	p->exe = xstrdup(exe);
+	p->time_ns = time;
+	id = p->exe ? pt_write_process(pt, p, time) : error_setx(-ENOMEM, "out of memory");
 	if (id < 0) {
+		as_release(&p->as);
+		free(p->exe);
 		free(p);
 		return (int)id;
 	}
-	p->spool_id = (uint32_t)id;
 	pt->procs[pt->nprocs++] = p;
 	r = intern_set(&pt->pid_index, (uint32_t)pid, 0, (uint32_t)pt->nprocs);
 	if (r < 0)
@@ -221,7 +250,7 @@ int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, s
 	 * /proc is stamped "now") still belongs to the process that exited; only
 	 * a later one can be a new process with the pid reused.
 	 */
-	if (p && (!p->exited || time <= p->exit_ns)) {
+	if (p && (!p->exited || (time <= p->exit_ns && p->spool_id))) {
 		*ret = p;
 		return 0;
 	}
@@ -252,17 +281,15 @@ static int new_thread(struct proc_table *pt, struct proc *p, pid_t tid, const ch
 	pt->thrs = arr;
 	if (r < 0)
 		return r;
-	id = prof_spool_add_thread(pt->w, &(struct prof_thread){ .process = p->spool_id,
-								 .tid = tid, .time_ns = time,
-								 .name = name });
-	if (id < 0)
-		return (int)id;
-	t = &pt->thrs[pt->nthrs++];
+	t = &pt->thrs[pt->nthrs];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	t->spool_id = (uint32_t)id;
 	t->proc = p;
 	snprintf(t->name, sizeof(t->name), "%s", name);
+	id = pt_write_thread(pt, t, time);
+	if (id < 0)
+		return (int)id;
+	pt->nthrs++;
 	r = intern_set(&pt->tid_index, (uint32_t)tid, 0, (uint32_t)pt->nthrs);
 	if (r < 0)
 		return r;
@@ -293,7 +320,8 @@ int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct
 	char name[16];
 	int r;
 
-	if (t && t->proc->pid == pid &&
+	/* (a process forgotten by a switch of files, spool id 0, is not taken back) */
+	if (t && t->proc->pid == pid && t->spool_id &&
 	    ((!t->exited && !t->proc->exited) || (t->proc->exited && time <= t->proc->exit_ns))) {
 		*ret = t;
 		return 0;
@@ -362,6 +390,10 @@ int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool 
 			return r;
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 		read_exe(pid, exe, sizeof(exe));
+		free(p->exe);
+		p->exe = xstrdup(exe);
+		if (!p->exe)
+			return error_setx(-ENOMEM, "out of memory");
 		r = prof_spool_add_exec(pt->w, p->spool_id, time, comm, exe);
 		if (r < 0)
 			return r;

@@ -18,7 +18,11 @@ struct capture;
 
 struct proc {
 	pid_t pid;
-	uint32_t spool_id;
+	pid_t ppid;
+	uint32_t spool_id;		/* in the current spool file; 0: gone from it */
+	uint64_t start_time_ns;		/* as /proc/PID/stat has it: with pid, its identity */
+	uint64_t time_ns;		/* when the recording first saw it */
+	char *exe;			/* its executable's path, owned; "" unknown */
 	bool exited;
 	uint64_t exit_ns;		/* when it exited (record time, or when found gone) */
 	size_t first_thread;		/* its threads sit at or after this index of thrs */
@@ -51,6 +55,17 @@ struct proc_table {
 
 void pt_init(struct proc_table *pt, struct prof_spool_writer *w);
 void pt_release(struct proc_table *pt);
+
+/*
+ * Write P (thread T) into the spool under a new id, as a new process does
+ * or, after the recording went on in a new file, one still alive.  The id,
+ * or -errno.
+ */
+int64_t pt_write_process(struct proc_table *pt, struct proc *p, uint64_t time);
+int64_t pt_write_thread(struct proc_table *pt, struct thr *t, uint64_t time);
+
+/* Write to W from now on (the recording went on in a new file). */
+void pt_set_writer(struct proc_table *pt, struct prof_spool_writer *w);
 
 /* The live process PID, created (with a /proc snapshot if SNAPSHOT) if needed. */
 int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, struct proc **ret);

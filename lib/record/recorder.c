@@ -34,45 +34,6 @@
 #include "unwind.h"
 #include "spool/spool_writer.h"
 
-static int make_meta_and_writer(struct prof_recorder *rec, const struct prof_writer *sink)
-{
-	struct prof_recorder_opts *o = &rec->opts;
-	struct utsname u;
-	char host[256] = "";
-	struct prof_meta m = {
-		.argc = o->argc, .argv = o->argv,
-		.npids = 1, .pids = &(int32_t){ rec->target },
-		.wall_start_ns = rec_now_ns(CLOCK_REALTIME), .mono_start_ns = rec->start_ns,
-		.event = rec->sum.event, .freq_hz = o->freq_hz, .stack_bytes = o->stack_bytes,
-		.hostname = host, .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
-		.prof_version = PROF_VERSION,
-		.flags = (o->no_inherit ? 0 : PROF_META_INHERIT) |
-			 (rec->on_exec ? 0 : PROF_META_ATTACHED) | (rec->kernel ? PROF_META_KERNEL : 0) |
-			 (rec->file.locked ? PROF_META_LOCKED : 0) |
-			 (o->off_cpu ? PROF_META_OFFCPU : 0),
-	};
-	int32_t pids[64];
-	size_t i;
-
-	if (o->npids) {
-		for (i = 0; i < o->npids && i < 64; i++)
-			pids[i] = o->pids[i];
-		m.pids = pids;
-		m.npids = i;
-	}
-
-	if (uname(&u) == 0) {
-		m.kernel_release = u.release;
-		m.arch = u.machine;
-	}
-	gethostname(host, sizeof(host) - 1);
-	if (o->argc && rec->on_exec)
-		m.npids = 0;	/* a launched command is named by its command line */
-	if (sink)
-		return prof_spool_writer_new(sink, &m, NULL, &rec->w);
-	return spool_writer_open_fd(rec->file.fd, rec->file.path, &m, NULL, &rec->w);
-}
-
 static int check_opts(struct prof_recorder_opts *o)
 {
 	uint64_t max = 0;
@@ -112,6 +73,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 			struct prof_recorder **ret)
 {
 	struct prof_recorder *rec;
+	char *switch_path = NULL;
 	int r;
 
 	struct held_process held = { 0 };
@@ -164,13 +126,23 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	}
 	if (r < 0)
 		goto out_free;
-	rec->start_ns = rec_now_ns(CLOCK_MONOTONIC);
+	rec->start_ns = rec->file_start_ns = rec_now_ns(CLOCK_MONOTONIC);
 	rec->prev_drain_ns = 0;
 	rec->last_block_ns = rec->start_ns;
+	if (rec->opts.switch_bytes || rec->opts.switch_ns || rec->opts.switch_signal) {
+		/* a recording in files named after PATH: the first one's name now */
+		r = !path ? error_setx(-EINVAL, "--switch-output needs a spool file, not a sink")
+			  : rec_switch_init(rec, path);
+		if (r == 0 && !(switch_path = rec_switch_first_name(rec)))
+			r = error_setx(-ENOMEM, "out of memory");
+		if (r < 0)
+			goto out_free;
+		path = switch_path;
+	}
 	/* the file is made last: nothing that fails before it leaves one */
 	r = path ? spool_file_create(&rec->file, path) : 0;
 	if (r == 0)
-		r = make_meta_and_writer(rec, sink);
+		r = rec_new_writer(rec, sink);
 	if (r < 0)
 		goto out_free;
 	pt_init(&rec->pt, rec->w);
@@ -185,9 +157,12 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 		if (r < 0)
 			goto out_free;
 	}
+	prof_recorder_summary(rec, &rec->file_base);
+	free(switch_path);
 	*ret = rec;
 	return 0;
 out_free:
+	free(switch_path);
 	release_process(&held);
 	prof_recorder_free(rec);
 	return r;
@@ -221,6 +196,8 @@ static int publish(struct prof_recorder *rec)
 	if (rec->file.fd < 0 || rec->file.published)
 		return 0;
 	r = spool_file_publish(&rec->file);
+	if (r == 0)
+		r = rec_switch_published(rec);
 	if (r < 0 && !rec->error)
 		rec->error = r;
 	return r;
@@ -276,6 +253,8 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 		rec->last_block_ns = drain_start;
 		r = prof_spool_writer_flush(rec->w);
 	}
+	if (r >= 0 && rec_switch_due(rec, drain_start))
+		r = prof_recorder_switch_output(rec);
 	if (ret) {
 		ret->samples = rec->sum.samples - samples;
 		ret->lost_events = rec->sum.lost_events - lost;
@@ -286,44 +265,6 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 bool prof_recorder_has_pending_events(const struct prof_recorder *rec)
 {
 	return sorter_len(&rec->sorter) > 0 || rec->ring_had_data;
-}
-
-int prof_recorder_flush(struct prof_recorder *rec)
-{
-	int r = rec->error ? rec->error : rec_drain_rings(rec);
-
-	if (r >= 0)
-		r = rec_process_until(rec, UINT64_MAX);
-	if (r >= 0 && rec->need_reconcile)
-		r = rec_reconcile(rec);
-	if (r >= 0)
-		r = prof_spool_writer_flush(rec->w);
-	return r;
-}
-
-void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret)
-{
-	*ret = rec->sum;
-	ret->kernel_enabled = rec->kernel;
-	ret->processes = rec->pt.nprocs;
-	ret->threads = rec->pt.nthrs;
-	ret->spool_bytes = rec->w ? prof_spool_writer_bytes(rec->w) : 0;
-	ret->duration_ns = rec_now_ns(CLOCK_MONOTONIC) - rec->start_ns;
-	ret->unwind_tables = rec->uw.tables.files;
-	ret->unwind_table_bytes = rec->uw.tables.bytes;
-	ret->unwind_table_peak_bytes = rec->uw.tables.peak_bytes;
-	ret->unwind_table_flushes = rec->uw.tables.flushes;
-	ret->unwind_cache_hits = rec->uw.cache_hits;
-	ret->unwind_cache_misses = rec->uw.cache_misses;
-	ret->unwind_check_samples = rec->uw.check_samples;
-	ret->unwind_check_same = rec->uw.check_same;
-	ret->unwind_check_same_frames = rec->uw.check_same_frames;
-	ret->unwind_check_entry = rec->uw.check_entry;
-	ret->unwind_check_further = rec->uw.check_further;
-	ret->offcpu_intervals = rec->offcpu.stats.intervals;
-	memcpy(ret->offcpu_ns, rec->offcpu.stats.ns, sizeof(ret->offcpu_ns));
-	ret->offcpu_unsampled = rec->offcpu.stats.unsampled;
-	ret->offcpu_truncated = rec->offcpu.stats.truncated;
 }
 
 /* Reconcile: a process whose exit record never came but is gone. */
@@ -422,26 +363,9 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 	if (rec->opts.off_cpu && !rec->error)
 		keep_error(&r, msg, sizeof(msg), offcpu_end_all(&rec->offcpu, stop_ns));
 	prof_recorder_summary(rec, &s);
-	c.samples = s.samples;
-	c.sample_events = s.sample_events;
-	c.lost[PROF_LOST_RECORDS] = s.lost_events;
-	c.truncated_stacks = s.truncated_stacks;
-	c.empty_stacks = s.empty_stacks;
-	memcpy(c.unwind_errors, s.unwind_errors, sizeof(c.unwind_errors));
-	c.frames = s.frames;
-	memcpy(c.fallback_frames, s.fallback_frames, sizeof(c.fallback_frames));
-	c.processes = s.processes;
-	c.threads = s.threads;
-	c.lifecycle_gaps = s.lifecycle_gaps;
-	c.reconciliations = s.reconciliations;
-	c.lost[PROF_LOST_RECORDS] -= s.lost_switch_samples + s.lost_switch_records;
-	c.lost[PROF_LOST_SWITCH_SAMPLES] = s.lost_switch_samples;
-	c.lost[PROF_LOST_SWITCH_RECORDS] = s.lost_switch_records;
-	c.switch_events = s.switch_events;
-	c.offcpu_intervals = s.offcpu_intervals;
-	c.offcpu_ns = s.offcpu_ns[PROF_OFFCPU_BLOCKED] + s.offcpu_ns[PROF_OFFCPU_RUNNABLE];
-	c.offcpu_unsampled = s.offcpu_unsampled;
-	c.offcpu_truncated = s.offcpu_truncated;
+	rec_counters(&s, &c);
+	if (rec->switch_base)
+		rec_file_counters(rec, &c);
 	c.mono_end_ns = rec_now_ns(CLOCK_MONOTONIC);
 	c.wall_end_ns = rec_now_ns(CLOCK_REALTIME);
 	/* the names the spool carries, so it reports later and elsewhere */
@@ -449,8 +373,8 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 	/* a trailer is written even after an error: the spool says what it holds */
 	keep_error(&r, msg, sizeof(msg), prof_spool_writer_finish(rec->w, &c));
 	/* what the file holds, which after a write error is less than was taken */
-	s.spool_bytes = prof_spool_writer_bytes(rec->w);
-	s.samples = spool_writer_samples_written(rec->w);
+	s.spool_bytes = rec->spool_bytes_before + prof_spool_writer_bytes(rec->w);
+	s.samples = rec->samples_written_before + spool_writer_samples_written(rec->w);
 	keep_error(&r, msg, sizeof(msg), publish(rec));
 	keep_error(&r, msg, sizeof(msg), prof_spool_writer_close(rec->w));
 	rec->w = NULL;
@@ -483,6 +407,7 @@ void prof_recorder_free(struct prof_recorder *rec)
 	unwinder_release(&rec->uw);
 	capture_release(&rec->capture);
 	offcpu_release(&rec->offcpu);
+	rec_switch_release(rec);
 	prof_spool_writer_close(rec->w);
 	spool_file_close(&rec->file);	/* the lock goes with it */
 	free(rec);

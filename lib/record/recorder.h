@@ -85,9 +85,34 @@ struct prof_recorder {
 	 * calls the other.
 	 */
 	struct prof_recorder **tail_link;
+	/* --switch-output (recorder_switch.c) */
+	char *switch_base;		/* the path the files are named after; NULL: one file */
+	uint64_t switch_next_ns;	/* when the current file ends by time; 0: not by time */
+	char **switch_files;		/* the files written, oldest first (for --switch-max-files) */
+	size_t nswitch_files, switch_files_cap;
+	uint64_t file_start_ns;		/* when the current file began */
+	struct prof_recording_summary file_base;	/* the counters when it began */
+	uint64_t spool_bytes_before;	/* in the files finished */
+	uint64_t samples_written_before;
+	uint32_t files;			/* finished */
 };
 
 uint64_t rec_now_ns(clockid_t clock);
+
+/*
+ * recorder_spool.c: a writer into the current file; the counters of summary
+ * S for a trailer; those less what the files before held (--switch-output).
+ */
+int rec_new_writer(struct prof_recorder *rec, const struct prof_writer *sink);
+void rec_counters(const struct prof_recording_summary *s, struct prof_counters *c);
+void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c);
+
+/* recorder_switch.c */
+int rec_switch_init(struct prof_recorder *rec, const char *base);
+char *rec_switch_first_name(struct prof_recorder *rec);
+int rec_switch_published(struct prof_recorder *rec);
+bool rec_switch_due(const struct prof_recorder *rec, uint64_t now);
+void rec_switch_release(struct prof_recorder *rec);
 int rec_read_u64_file(const char *path, uint64_t *ret);
 
 /* recorder_events.c */

@@ -203,13 +203,6 @@ static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
 }
 
 /* Make room for definition number N (1-based) in a table. */
-#define TABLE_RESERVE(sp, tab, n)                                                          \
-	({                                                                                 \
-		void *p_ = (sp)->tab;                                                      \
-		int r_ = grow_array(&p_, &(sp)->tab##_cap, (n), sizeof(*(sp)->tab));       \
-		(sp)->tab = p_;                                                            \
-		r_;                                                                        \
-	})
 
 /* An exec or exit: every module of PROCESS is retired, each once in all. */
 static void retire_modules_of(struct prof_spool *sp, uint32_t process)

@@ -185,6 +185,8 @@ static int load_block(struct prof_spool *sp)
 
 int prof_spool_next(struct prof_spool *sp, struct prof_event *ret)
 {
+	if (sp->merge)
+		return sp->merge_next(sp, ret);
 	for (;;) {
 		while (sp->pos < sp->raw_len) {
 			struct cursor c = { .p = sp->raw + sp->pos, .end = sp->raw + sp->raw_len };
@@ -317,6 +319,8 @@ int prof_spool_writer_alive(const struct prof_spool *sp)
 {
 	int r;
 
+	if (sp->merge)	/* the last file read, or being read */
+		return sp->merge_current(sp) ? prof_spool_writer_alive(sp->merge_current(sp)) : 0;
 	if (!(sp->meta.flags & PROF_META_LOCKED))
 		return -ENOTSUP;
 	r = spool_file_has_writer(sp->fd);
@@ -408,6 +412,8 @@ void prof_spool_close(struct prof_spool *sp)
 
 	if (!sp)
 		return;
+	if (sp->merge)
+		sp->merge_free(sp->merge);
 	if (sp->fd >= 0)
 		close(sp->fd);
 	/* tables may hold one partly filled entry past n after an ENOMEM: capacity-safe */

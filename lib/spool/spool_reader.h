@@ -18,8 +18,10 @@ struct spool_counts {
 	bool trailer;
 };
 
+struct spool_merge;
+
 struct prof_spool {
-	int fd;
+	int fd;				/* -1 for a merged spool */
 	char *name;
 	uint64_t offset;	/* start of the next block */
 	uint64_t file_size;
@@ -65,9 +67,27 @@ struct prof_spool {
 	uint8_t major;		/* the format version: 2 may hold off-CPU records */
 	struct prof_sample sample;
 	struct prof_offcpu offcpu;
+	/*
+	 * Several files read as one (spool_merge.c): the tables above hold the
+	 * merged definitions, the files are read by readers of their own.
+	 */
+	struct spool_merge *merge;
+	/* its operations, set by spool_merge.c (so that this file never calls it) */
+	int (*merge_next)(struct prof_spool *sp, struct prof_event *ret);
+	const struct prof_spool *(*merge_current)(const struct prof_spool *sp);
+	void (*merge_free)(struct spool_merge *g);
 	struct prof_lost lost;
 	struct prof_counters counters;
 };
+
+/* Make room for N entries in table TAB of SP: 0 or -ENOMEM. */
+#define TABLE_RESERVE(sp, tab, n)                                                          \
+	({                                                                                 \
+		void *p_ = (sp)->tab;                                                      \
+		int r_ = grow_array(&p_, &(sp)->tab##_cap, (n), sizeof(*(sp)->tab));       \
+		(sp)->tab = p_;                                                            \
+		r_;                                                                        \
+	})
 
 /* A read position inside a block's records. */
 struct cursor {

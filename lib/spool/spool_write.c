@@ -794,3 +794,29 @@ int spool_writer_each_frame(const struct prof_spool_writer *w,
 	}
 	return 0;
 }
+
+int spool_writer_each_stack(const struct prof_spool_writer *w,
+			    int (*fn)(uint32_t id, const struct prof_stack_node *n, void *ctx),
+			    void *ctx)
+{
+	const struct intern_map *m = &w->stack_ids;
+	size_t i;
+	int r;
+
+	for (i = 0; m->slots && i <= m->mask; i++) {
+		const struct intern_slot *s = &m->slots[i];
+
+		if (!s->id)
+			continue;
+		r = fn(s->id, &(struct prof_stack_node){ .parent = (uint32_t)s->a,
+							 .frame = (uint32_t)s->b }, ctx);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+uint32_t spool_writer_count(const struct prof_spool_writer *w, enum spool_count_kind kind)
+{
+	return kind == SPOOL_COUNT_PROCESSES ? w->nprocesses : w->nmodules;
+}

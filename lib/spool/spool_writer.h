@@ -23,4 +23,16 @@ uint64_t spool_writer_samples_written(const struct prof_spool_writer *w);
 int spool_writer_each_frame(const struct prof_spool_writer *w,
 			    int (*fn)(const struct prof_frame *f, void *ctx), void *ctx);
 
+/* The same for every stack node, with its id. */
+int spool_writer_each_stack(const struct prof_spool_writer *w,
+			    int (*fn)(uint32_t id, const struct prof_stack_node *n, void *ctx),
+			    void *ctx);
+
+/* How many of a kind of definition the writer gave ids to. */
+enum spool_count_kind {
+	SPOOL_COUNT_PROCESSES,
+	SPOOL_COUNT_MODULES,
+};
+uint32_t spool_writer_count(const struct prof_spool_writer *w, enum spool_count_kind kind);
+
 #endif /* PROF_SPOOL_WRITER_H */

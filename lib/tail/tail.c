@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "spool/spool_merge.h"
 #include "tail.h"
 
 #define DEFAULT_BATCH 4096
@@ -154,6 +155,73 @@ int prof_tail_open(const char *path, const struct prof_tail_opts *opts, struct p
 		t->skip_until = t->max_size;
 	*ret = t;
 	return 0;
+}
+
+/* The sizes of the files of PATHS but LAST, which are done growing. */
+static int sizes_before(const char *const *paths, size_t n, const char *last, uint64_t *ret)
+{
+	struct stat st;
+	size_t i;
+
+	*ret = 0;
+	for (i = 0; i < n; i++) {
+		if (!strcmp(paths[i], last))
+			continue;
+		if (stat(paths[i], &st) < 0)
+			return error_set(-errno, "cannot read spool '%s'", paths[i]);
+		*ret += (uint64_t)st.st_size;
+	}
+	return 0;
+}
+
+int prof_tail_open_many(const char *const *paths, size_t n, const struct prof_tail_opts *opts,
+			struct prof_tail **ret)
+{
+	struct prof_spool_status st;
+	struct stat fst;
+	struct prof_tail *t;
+	const char *last;
+	int r;
+
+	if (n == 1)
+		return prof_tail_open(paths[0], opts, ret);
+	if (!paths || !ret)
+		return error_setx(-EINVAL, "tail: no spool paths");
+	r = tail_new(NULL, opts, &t);
+	if (r < 0)
+		return r;
+	r = prof_spool_open_many(paths, n, &t->sp);
+	if (r < 0)
+		goto out_free;
+	/* the last file may still grow: its size and inotify are followed */
+	last = spool_merge_last_path(t->sp);
+	t->path = xstrdup(last);
+	t->opened = xstrdup(last);
+	t->fd = open(last, O_RDONLY | O_CLOEXEC);
+	if (!t->path || !t->opened) {
+		r = error_setx(-ENOMEM, "out of memory");
+		goto out_free;
+	}
+	if (t->fd < 0 || fstat(t->fd, &fst) < 0) {
+		r = error_set(-errno, "cannot open spool '%s'", last);
+		goto out_free;
+	}
+	prof_spool_status(t->sp, &st);
+	r = sizes_before(paths, n, last, &t->size_base);
+	if (r < 0)
+		goto out_free;
+	t->meta_end = t->block_end = t->consumed = st.offset;
+	t->seen_blocks = st.blocks;
+	t->max_size = t->polled_size = t->size_base + (uint64_t)fst.st_size;
+	t->state = PROF_TAIL_RUNNING;
+	if (t->opts.from_end)
+		t->skip_until = t->max_size;
+	watch(t);
+	*ret = t;
+	return 0;
+out_free:
+	prof_tail_free(t);
+	return r;
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -322,7 +390,7 @@ static bool check_size(struct prof_tail *t)
 
 	if (fstat(t->fd, &st) < 0)
 		return false;
-	size = (uint64_t)st.st_size;
+	size = t->size_base + (uint64_t)st.st_size;
 	changed = size != t->polled_size;
 	t->polled_size = size;
 	if (size < t->max_size) {

@@ -30,6 +30,7 @@ struct prof_tail {
 	char reason[320];
 	uint64_t skip_until;		/* from_end: skip the samples of blocks ending here or
 					 * before */
+	uint64_t size_base;		/* several files: the sizes of those before the last */
 	uint64_t max_size;		/* the largest size the file had */
 	uint64_t polled_size;		/* its size at the previous poll */
 	uint64_t meta_end;		/* end of the metadata block: never discarded */

@@ -118,7 +118,7 @@ ${stderr_lines[1]}" "$(symbol_warnings)"
 	assert_equal "$stderr" "prof: spool '$s' is corrupt: block 1 at offset 16: payload checksum mismatch"
 }
 
-@test "two spools are a usage error" {
-	run -64 --separate-stderr "$PROF" report a.spool b.spool
-	assert_equal "${stderr_lines[0]}" "prof report: more than one spool given ('a.spool' and 'b.spool')"
+@test "several spools are one recording's files: each must be there" {
+	run -1 --separate-stderr "$PROF" report a.spool b.spool
+	assert_equal "$stderr" "prof: cannot open spool 'a.spool': No such file or directory"
 }

@@ -192,8 +192,9 @@ wait_rc() {
 	assert_equal "${stderr_lines[0]}" "prof tail: invalid --interval 'soon': expected a number of seconds above 0"
 	run -64 --separate-stderr "$PROF" tail --format=folded x.spool
 	assert_equal "${stderr_lines[0]}" "prof tail: 'folded' is not a tail format; the formats are: top, samples, json"
-	run -64 --separate-stderr "$PROF" tail a.spool b.spool
-	assert_equal "${stderr_lines[0]}" "prof tail: more than one spool given ('a.spool' and 'b.spool')"
+	# several spools are the files of one recording: they must be there
+	run -1 --separate-stderr "$PROF" tail a.spool b.spool
+	assert_equal "$stderr" "prof: cannot open spool 'a.spool': No such file or directory"
 }
 
 # ---- live recordings ----------------------------------------------------------

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder_spool.c - the recorder's side of its spool: the metadata and the
+ * writer of a spool file, flushing what the rings hold into it, and the
+ * counters: the summary of the recording, and the trailer of a file (what
+ * it holds, when the recording is in several).
+ */
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "recorder.h"
+#include "spool/spool_writer.h"
+
+int rec_new_writer(struct prof_recorder *rec, const struct prof_writer *sink)
+{
+	struct prof_recorder_opts *o = &rec->opts;
+	struct utsname u;
+	char host[256] = "";
+	struct prof_meta m = {
+		.argc = o->argc, .argv = o->argv,
+		.npids = 1, .pids = &(int32_t){ rec->target },
+		.wall_start_ns = rec_now_ns(CLOCK_REALTIME), .mono_start_ns = rec->file_start_ns,
+		.event = rec->sum.event, .freq_hz = o->freq_hz, .stack_bytes = o->stack_bytes,
+		.hostname = host, .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
+		.prof_version = PROF_VERSION,
+		.flags = (o->no_inherit ? 0 : PROF_META_INHERIT) |
+			 (rec->on_exec ? 0 : PROF_META_ATTACHED) | (rec->kernel ? PROF_META_KERNEL : 0) |
+			 (rec->file.locked ? PROF_META_LOCKED : 0) |
+			 (o->off_cpu ? PROF_META_OFFCPU : 0),
+	};
+	int32_t pids[64];
+	size_t i;
+
+	if (o->npids) {
+		for (i = 0; i < o->npids && i < 64; i++)
+			pids[i] = o->pids[i];
+		m.pids = pids;
+		m.npids = i;
+	}
+
+	if (uname(&u) == 0) {
+		m.kernel_release = u.release;
+		m.arch = u.machine;
+	}
+	gethostname(host, sizeof(host) - 1);
+	if (o->argc && rec->on_exec)
+		m.npids = 0;	/* a launched command is named by its command line */
+	if (sink)
+		return prof_spool_writer_new(sink, &m, NULL, &rec->w);
+	return spool_writer_open_fd(rec->file.fd, rec->file.path, &m, NULL, &rec->w);
+}
+
+int prof_recorder_flush(struct prof_recorder *rec)
+{
+	int r = rec->error ? rec->error : rec_drain_rings(rec);
+
+	if (r >= 0)
+		r = rec_process_until(rec, UINT64_MAX);
+	if (r >= 0 && rec->need_reconcile)
+		r = rec_reconcile(rec);
+	if (r >= 0)
+		r = prof_spool_writer_flush(rec->w);
+	return r;
+}
+
+void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret)
+{
+	*ret = rec->sum;
+	ret->kernel_enabled = rec->kernel;
+	ret->processes = rec->pt.nprocs;
+	ret->threads = rec->pt.nthrs;
+	ret->spool_bytes = rec->spool_bytes_before + (rec->w ? prof_spool_writer_bytes(rec->w) : 0);
+	ret->files = rec->files + (rec->w != NULL);
+	ret->spool_path = rec->file.path;
+	ret->duration_ns = rec_now_ns(CLOCK_MONOTONIC) - rec->start_ns;
+	ret->unwind_tables = rec->uw.tables.files;
+	ret->unwind_table_bytes = rec->uw.tables.bytes;
+	ret->unwind_table_peak_bytes = rec->uw.tables.peak_bytes;
+	ret->unwind_table_flushes = rec->uw.tables.flushes;
+	ret->unwind_cache_hits = rec->uw.cache_hits;
+	ret->unwind_cache_misses = rec->uw.cache_misses;
+	ret->unwind_check_samples = rec->uw.check_samples;
+	ret->unwind_check_same = rec->uw.check_same;
+	ret->unwind_check_same_frames = rec->uw.check_same_frames;
+	ret->unwind_check_entry = rec->uw.check_entry;
+	ret->unwind_check_further = rec->uw.check_further;
+	ret->offcpu_intervals = rec->offcpu.stats.intervals;
+	memcpy(ret->offcpu_ns, rec->offcpu.stats.ns, sizeof(ret->offcpu_ns));
+	ret->offcpu_unsampled = rec->offcpu.stats.unsampled;
+	ret->offcpu_truncated = rec->offcpu.stats.truncated;
+}
+
+void rec_counters(const struct prof_recording_summary *s, struct prof_counters *c)
+{
+	c->samples = s->samples;
+	c->sample_events = s->sample_events;
+	c->lost[PROF_LOST_RECORDS] = s->lost_events;
+	c->truncated_stacks = s->truncated_stacks;
+	c->empty_stacks = s->empty_stacks;
+	memcpy(c->unwind_errors, s->unwind_errors, sizeof(c->unwind_errors));
+	c->frames = s->frames;
+	memcpy(c->fallback_frames, s->fallback_frames, sizeof(c->fallback_frames));
+	c->processes = s->processes;
+	c->threads = s->threads;
+	c->lifecycle_gaps = s->lifecycle_gaps;
+	c->reconciliations = s->reconciliations;
+	c->lost[PROF_LOST_RECORDS] -= s->lost_switch_samples + s->lost_switch_records;
+	c->lost[PROF_LOST_SWITCH_SAMPLES] = s->lost_switch_samples;
+	c->lost[PROF_LOST_SWITCH_RECORDS] = s->lost_switch_records;
+	c->switch_events = s->switch_events;
+	c->offcpu_intervals = s->offcpu_intervals;
+	c->offcpu_ns = s->offcpu_ns[PROF_OFFCPU_BLOCKED] + s->offcpu_ns[PROF_OFFCPU_RUNNABLE];
+	c->offcpu_unsampled = s->offcpu_unsampled;
+	c->offcpu_truncated = s->offcpu_truncated;
+}
+
+void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c)
+{
+	const struct prof_recording_summary *b = &rec->file_base;
+	size_t i;
+
+	c->samples -= b->samples;
+	c->sample_events -= b->sample_events;
+	c->truncated_stacks -= b->truncated_stacks;
+	c->empty_stacks -= b->empty_stacks;
+	for (i = 0; i < PROF_UNWIND__COUNT; i++)
+		c->unwind_errors[i] -= b->unwind_errors[i];
+	c->frames -= b->frames;
+	for (i = 0; i < PROF_FALLBACK__COUNT; i++)
+		c->fallback_frames[i] -= b->fallback_frames[i];
+	c->lifecycle_gaps -= b->lifecycle_gaps;
+	c->reconciliations -= b->reconciliations;
+	c->lost[PROF_LOST_RECORDS] -= b->lost_events - b->lost_switch_samples -
+				      b->lost_switch_records;
+	c->lost[PROF_LOST_SWITCH_SAMPLES] -= b->lost_switch_samples;
+	c->lost[PROF_LOST_SWITCH_RECORDS] -= b->lost_switch_records;
+	c->switch_events -= b->switch_events;
+	c->offcpu_intervals -= b->offcpu_intervals;
+	c->offcpu_ns -= b->offcpu_ns[PROF_OFFCPU_BLOCKED] + b->offcpu_ns[PROF_OFFCPU_RUNNABLE];
+	c->offcpu_unsampled -= b->offcpu_unsampled;
+	c->offcpu_truncated -= b->offcpu_truncated;
+}
