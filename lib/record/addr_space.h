@@ -24,6 +24,7 @@ struct as_module {
 	uint32_t dev_major, dev_minor;
 	uint64_t inode;
 	uint32_t spool_id;	/* the recorder's module id */
+	uint32_t frame_module_id;	/* the module its frames name (pt_frame_module_id()) */
 	uint8_t build_id_len;
 	uint8_t build_id[64];
 	bool elf_ok;		/* open_path is an ELF file we could read */

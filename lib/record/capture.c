@@ -334,16 +334,13 @@ static int capture_jit(struct capture *c, struct prof_spool_writer *w, struct pr
 		       const struct want *v, size_t n)
 {
 	struct jit_sym *syms;
-	struct proc *p = NULL;
+	pid_t pid = pt_pid_of(pt, v[0].id);
 	size_t ns, i, k;
 	int r;
 
-	for (i = 0; i < pt->nprocs && !p; i++)
-		if (pt->procs[i]->spool_id == v[0].id)
-			p = pt->procs[i];
-	if (!p)
+	if (!pid)
 		return 0;
-	r = read_perf_map(p->pid, &syms, &ns);
+	r = read_perf_map(pid, &syms, &ns);
 	for (i = 0; r >= 0 && i < n; i++) {
 		/* entries may overlap (code regenerated): the last one that holds it wins */
 		for (k = ns; k-- > 0;)

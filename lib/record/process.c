@@ -43,6 +43,9 @@ int64_t pt_write_thread(struct proc_table *pt, struct thr *t, uint64_t time)
 void pt_set_writer(struct proc_table *pt, struct prof_spool_writer *w)
 {
 	pt->w = w;
+	intern_release(&pt->frame_modules);	/* ids of the old file */
+	intern_init(&pt->frame_modules);
+	pt->ngone = 0;
 }
 
 void pt_init(struct proc_table *pt, struct prof_spool_writer *w)
@@ -50,6 +53,7 @@ void pt_init(struct proc_table *pt, struct prof_spool_writer *w)
 	memset(pt, 0, sizeof(*pt));
 	intern_init(&pt->pid_index);
 	intern_init(&pt->tid_index);
+	intern_init(&pt->frame_modules);
 	pt->w = w;
 }
 
@@ -66,6 +70,8 @@ void pt_release(struct proc_table *pt)
 	free(pt->thrs);
 	intern_release(&pt->pid_index);
 	intern_release(&pt->tid_index);
+	intern_release(&pt->frame_modules);
+	free(pt->gone);
 }
 
 struct proc *pt_find_process(struct proc_table *pt, pid_t pid)
@@ -230,6 +236,7 @@ static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char 
 		return (int)id;
 	}
 	pt->procs[pt->nprocs++] = p;
+	pt->processes_seen++;
 	r = intern_set(&pt->pid_index, (uint32_t)pid, 0, (uint32_t)pt->nprocs);
 	if (r < 0)
 		return r;
@@ -290,6 +297,7 @@ static int new_thread(struct proc_table *pt, struct proc *p, pid_t tid, const ch
 	if (id < 0)
 		return (int)id;
 	pt->nthrs++;
+	pt->threads_seen++;
 	r = intern_set(&pt->tid_index, (uint32_t)tid, 0, (uint32_t)pt->nthrs);
 	if (r < 0)
 		return r;
@@ -405,6 +413,73 @@ int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool 
 	return prof_spool_rename_thread(pt->w, t->spool_id, time, comm);
 }
 
+/* Rebuild the indexes of the table, and where each process's threads begin. */
+static int reindex(struct proc_table *pt)
+{
+	size_t i;
+	int r = 0;
+
+	intern_release(&pt->pid_index);
+	intern_release(&pt->tid_index);
+	intern_init(&pt->pid_index);
+	intern_init(&pt->tid_index);
+	for (i = 0; i < pt->nprocs && r == 0; i++) {
+		pt->procs[i]->first_thread = pt->nthrs;
+		r = intern_set(&pt->pid_index, (uint32_t)pt->procs[i]->pid, 0, (uint32_t)i + 1);
+	}
+	for (i = pt->nthrs; i-- > 0;)
+		if (pt->thrs[i].proc->first_thread > i)
+			pt->thrs[i].proc->first_thread = i;
+	/* in order: a reused tid maps to its latest thread */
+	for (i = 0; i < pt->nthrs && r == 0; i++)
+		r = intern_set(&pt->tid_index, (uint32_t)pt->thrs[i].tid, 0, (uint32_t)i + 1);
+	return r;
+}
+
+int pt_collect(struct proc_table *pt, uint64_t now, uint64_t grace_ns)
+{
+	size_t i, k;
+	bool any = false;
+
+	for (i = k = 0; i < pt->nthrs; i++) {
+		const struct thr *t = &pt->thrs[i];
+
+		if (t->exited && t->exit_ns + grace_ns < now &&
+		    (!t->proc->exited || t->proc->exit_ns + grace_ns < now)) {
+			any = true;
+			continue;
+		}
+		pt->thrs[k++] = *t;
+	}
+	pt->nthrs = k;
+	for (i = 0; i < pt->nprocs; i++)
+		pt->procs[i]->has_threads = false;
+	for (i = 0; i < pt->nthrs; i++)
+		pt->thrs[i].proc->has_threads = true;
+	for (i = k = 0; i < pt->nprocs; i++) {
+		struct proc *p = pt->procs[i];
+
+		if (!p->exited || p->exit_ns + grace_ns >= now || p->has_threads) {
+			pt->procs[k++] = p;
+			continue;
+		}
+		if (p->ran_anon && p->spool_id) {
+			void *v = pt->gone;
+
+			if (grow_array(&v, &pt->gone_cap, pt->ngone + 1, sizeof(*pt->gone)) < 0)
+				return error_setx(-ENOMEM, "out of memory");
+			pt->gone = v;
+			pt->gone[pt->ngone++] = (struct pt_gone){ p->pid, p->spool_id };
+		}
+		as_release(&p->as);
+		free(p->exe);
+		free(p);
+		any = true;
+	}
+	pt->nprocs = k;
+	return any ? reindex(pt) : 0;
+}
+
 int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time)
 {
 	size_t i;
@@ -417,8 +492,10 @@ int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time)
 	pt->live_processes--;
 	/* only threads created since it started can be its own: an exit costs its lifetime */
 	for (i = p->first_thread; i < pt->nthrs; i++)
-		if (pt->thrs[i].proc == p)
+		if (pt->thrs[i].proc == p && !pt->thrs[i].exited) {
 			pt->thrs[i].exited = true;
+			pt->thrs[i].exit_ns = time;
+		}
 	r = prof_spool_add_process_exit(pt->w, p->spool_id, time);
 	/* nothing will be unwound here again: drop the modules and libdwfl state */
 	as_release(&p->as);
@@ -433,6 +510,7 @@ int pt_exit(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time)
 
 	if (t && !t->exited && t->proc->pid == pid) {
 		t->exited = true;
+		t->exit_ns = time;
 		r = prof_spool_add_thread_exit(pt->w, t->spool_id, time);
 	}
 	if (r >= 0 && p && pid == tid)
@@ -455,8 +533,10 @@ int pt_mmap(struct proc_table *pt, pid_t pid, uint64_t start, uint64_t len, uint
 	if (r < 0)
 		return r;
 	/* anonymous code (JIT) is named by frames, not modules: only its range is kept */
-	if (is_anon_code(&e))
+	if (is_anon_code(&e)) {
+		p->ran_anon = true;
 		return as_add_anon(&p->as, start, start + len);
+	}
 	return add_mapping(pt, p, &e, time);
 }
 
@@ -480,11 +560,44 @@ int64_t pt_module_id(struct proc_table *pt, struct proc *p, struct as_module *m)
 	if (id <= 0)
 		return id;
 	m->spool_id = (uint32_t)id;
-	if (pt->capture) {
-		int r = capture_module(pt->capture, (uint32_t)id, m);
+	return id;
+}
 
-		if (r < 0)
-			return r;
-	}
+/* What tells a file apart from another, in two words: device, inode, path, offset, build-id. */
+static void file_key(const struct as_module *m, uint64_t *a, uint64_t *b)
+{
+	uint64_t h = 14695981039346656037ull;
+	const unsigned char *c;
+	uint8_t i;
+
+	for (c = (const unsigned char *)m->path; *c; c++)
+		h = (h ^ *c) * 1099511628211ull;
+	for (i = 0; i < m->build_id_len; i++)
+		h = (h ^ m->build_id[i]) * 1099511628211ull;
+	*a = ((uint64_t)m->dev_major << 52) ^ ((uint64_t)m->dev_minor << 32) ^ m->inode;
+	*b = h ^ (m->pgoff * 0x9e3779b97f4a7c15ull);
+}
+
+int64_t pt_frame_module_id(struct proc_table *pt, struct proc *p, struct as_module *m)
+{
+	uint64_t a, b;
+	int64_t id;
+	int r;
+
+	if (m->frame_module_id)
+		return m->frame_module_id;
+	id = pt_module_id(pt, p, m);	/* its own record, for the spool's map of P */
+	if (id <= 0)
+		return id;
+	file_key(m, &a, &b);
+	m->frame_module_id = intern_find(&pt->frame_modules, a, b);
+	if (m->frame_module_id)
+		return m->frame_module_id;
+	r = intern_insert(&pt->frame_modules, a, b, (uint32_t)id);
+	if (r == 0 && pt->capture)
+		r = capture_module(pt->capture, (uint32_t)id, m);
+	if (r < 0)
+		return r;
+	m->frame_module_id = (uint32_t)id;
 	return id;
 }

@@ -28,6 +28,8 @@ struct proc {
 	size_t first_thread;		/* its threads sit at or after this index of thrs */
 	char comm[16];
 	uint64_t maps_refreshed_ns;	/* last /proc/PID/maps re-read (throttle) */
+	bool ran_anon;			/* it had anonymous code: JIT names to capture */
+	bool has_threads;		/* pt_collect()'s scratch */
 	struct addr_space as;
 };
 
@@ -36,6 +38,7 @@ struct thr {
 	uint32_t spool_id;
 	struct proc *proc;
 	bool exited;
+	uint64_t exit_ns;		/* when it exited */
 	char name[16];
 };
 
@@ -46,9 +49,14 @@ struct proc_table {
 	size_t nthrs, thrs_cap;
 	struct intern_map pid_index;	/* pid -> 1 + index of its latest process */
 	struct intern_map tid_index;	/* tid -> 1 + index of its latest thread */
+	struct intern_map frame_modules;	/* a file's key -> the module its frames name */
 	struct prof_spool_writer *w;
 	uint64_t live_processes;
+	uint64_t processes_seen, threads_seen;	/* since the start, collected ones too */
 	bool no_children;		/* a fork into a new process is not followed */
+	/* the processes dropped by pt_collect() that ran anonymous code: for its names */
+	struct pt_gone { pid_t pid; uint32_t spool_id; } *gone;
+	size_t ngone, gone_cap;
 	struct capture *capture;	/* told of each module written, if set */
 	struct unwinder *uw;		/* the address spaces' shared unwinder, if set */
 };
@@ -90,6 +98,38 @@ int pt_refresh_maps(struct proc_table *pt, struct proc *p, uint64_t time);
 
 /* The spool id of M (of P), writing its module record the first time. */
 int64_t pt_module_id(struct proc_table *pt, struct proc *p, struct as_module *m);
+
+/*
+ * The module the frames in M name: the first module written of the same
+ * file mapped from the same offset, whatever the process (M's own record
+ * is written too), so that a file's code is the same frames and stacks in
+ * every process that runs it: the spool's interning then grows with the
+ * distinct code, not with the processes (seventy cc1s, a service's
+ * children).  A frame's address is file-relative, so any mapping of the
+ * file names it.
+ */
+int64_t pt_frame_module_id(struct proc_table *pt, struct proc *p, struct as_module *m);
+
+/*
+ * Forget the threads and processes that exited more than GRACE_NS before
+ * NOW: a late record cannot name them any more, and the table does not grow
+ * with a service's churn of threads and children over hours.  0 or -ENOMEM.
+ */
+int pt_collect(struct proc_table *pt, uint64_t now, uint64_t grace_ns);
+
+/* The pid of the process of spool id ID (alive, exited or collected), or 0. */
+static inline pid_t pt_pid_of(const struct proc_table *pt, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; id && i < pt->nprocs; i++)
+		if (pt->procs[i]->spool_id == id)
+			return pt->procs[i]->pid;
+	for (i = 0; id && i < pt->ngone; i++)
+		if (pt->gone[i].spool_id == id)
+			return pt->gone[i].pid;
+	return 0;
+}
 
 /* Mark P exited (also when found dead without an exit record). */
 int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time);

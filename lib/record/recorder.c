@@ -255,6 +255,11 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 	}
 	if (r >= 0 && rec_switch_due(rec, drain_start))
 		r = prof_recorder_switch_output(rec);
+	/* what exited a while ago cannot be named by a record any more: forget it */
+	if (r >= 0 && drain_start - rec->last_collect_ns >= COLLECT_INTERVAL_NS) {
+		rec->last_collect_ns = drain_start;
+		r = pt_collect(&rec->pt, drain_start, COLLECT_INTERVAL_NS);
+	}
 	if (ret) {
 		ret->samples = rec->sum.samples - samples;
 		ret->lost_events = rec->sum.lost_events - lost;

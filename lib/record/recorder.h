@@ -27,6 +27,8 @@
  * most this much, and a reader following the spool sees samples this late.
  */
 #define BLOCK_INTERVAL_NS 1000000000ull
+/* Threads and processes gone this long are forgotten (checked as often). */
+#define COLLECT_INTERVAL_NS 5000000000ull
 
 /* A thread's previous user stack, root first, with its spool nodes. */
 #define STACK_MEMOS 64
@@ -68,6 +70,7 @@ struct prof_recorder {
 	uint64_t prev_drain_ns;
 	uint64_t last_block_ns;
 	uint64_t last_reconcile_ns;
+	uint64_t last_collect_ns;
 	bool need_reconcile;		/* side-band records may have been lost */
 	uint64_t start_ns;
 	bool ring_had_data;

@@ -52,7 +52,7 @@ static int64_t user_frame(struct prof_recorder *rec, struct proc *proc, uint64_t
 	int64_t id;
 
 	if (m) {
-		id = pt_module_id(&rec->pt, proc, m);
+		id = pt_frame_module_id(&rec->pt, proc, m);
 		if (id < 0)
 			return id;
 		f = (struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)id,

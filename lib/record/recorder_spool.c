@@ -70,8 +70,8 @@ void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recordin
 {
 	*ret = rec->sum;
 	ret->kernel_enabled = rec->kernel;
-	ret->processes = rec->pt.nprocs;
-	ret->threads = rec->pt.nthrs;
+	ret->processes = rec->pt.processes_seen;
+	ret->threads = rec->pt.threads_seen;
 	ret->spool_bytes = rec->spool_bytes_before + (rec->w ? prof_spool_writer_bytes(rec->w) : 0);
 	ret->files = rec->files + (rec->w != NULL);
 	ret->spool_path = rec->file.path;

@@ -147,7 +147,7 @@ static int64_t carry_stack(struct prof_recorder *rec, const struct old_tables *o
 			    m >= rec->pt.procs[i]->as.mods &&
 			    m < rec->pt.procs[i]->as.mods + rec->pt.procs[i]->as.nmods)
 				p = rec->pt.procs[i];
-		frame = p ? pt_module_id(&rec->pt, p, m) : 0;
+		frame = p ? pt_frame_module_id(&rec->pt, p, m) : 0;
 		if (frame <= 0)
 			return frame < 0 ? frame : parent;	/* its module is gone: drop it */
 		f.ref = (uint32_t)frame;
@@ -181,9 +181,9 @@ static int carry_over(struct prof_recorder *rec, struct old_tables *o, struct of
 		for (k = 0; k < p->as.nmods; k++) {
 			struct as_module *m = &p->as.mods[k];
 
-			if (m->spool_id && m->spool_id < o->nmodules && !p->exited)
-				o->modules[m->spool_id] = m;
-			m->spool_id = 0;
+			if (m->frame_module_id && m->frame_module_id < o->nmodules && !p->exited)
+				o->modules[m->frame_module_id] = m;
+			m->spool_id = m->frame_module_id = 0;
 		}
 		p->spool_id = 0;
 		if (p->exited)

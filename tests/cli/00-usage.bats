@@ -34,7 +34,7 @@ load test_helper
 
 @test "a command's --help uses the command's name" {
 	run -0 "$PROF" report --help
-	assert_line --index 0 "Usage: prof report [OPTION...] [FILE]"
+	assert_line --index 0 "Usage: prof report [OPTION...] [FILE...]"
 }
 
 @test "an unknown option of a command is a usage error naming the command" {
@@ -49,7 +49,7 @@ load test_helper
 
 @test "tail --help shows its usage and its exit codes" {
 	run -0 "$PROF" tail --help
-	assert_line --index 0 "Usage: prof tail [OPTION...] [FILE]"
+	assert_line --index 0 "Usage: prof tail [OPTION...] [FILE...]"
 	assert_output --partial "Exit status: 0 the recording finished (its trailer was read), 1 FILE is no"
 	assert_output --partial "64 usage error."
 }

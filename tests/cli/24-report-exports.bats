@@ -416,7 +416,9 @@ other() {
 	run -64 "$PROF" report --diff --by-thread "$s" "$s"
 	run -64 "$PROF" report --diff --format=tree "$s" "$s"
 	run -64 "$PROF" report --diff --fail-above=x "$s" "$s"
-	run -64 "$PROF" report "$s" "$s"
+	# without --diff, two spools are one recording's files: the same one twice is not
+	run -1 --separate-stderr "$PROF" report "$s" "$s"
+	assert_regex "$stderr" "is given twice"
 }
 
 # ---- --format=speedscope ------------------------------------------------
