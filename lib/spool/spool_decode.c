@@ -205,7 +205,7 @@ static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
 /* Make room for definition number N (1-based) in a table. */
 
 /* An exec or exit: every module of PROCESS is retired, each once in all. */
-static void retire_modules_of(struct prof_spool *sp, uint32_t process)
+void spool_retire_modules_of(struct prof_spool *sp, uint32_t process)
 {
 	uint32_t id;
 
@@ -335,14 +335,14 @@ static int decode_change(struct prof_spool *sp, struct cursor *c, enum spool_tag
 		p->comm = comm;
 		p->exe = exe;
 		/* the old image is gone: none of its modules may resolve a later frame */
-		retire_modules_of(sp, ref);
+		spool_retire_modules_of(sp, ref);
 		ev->process = p;
 		ev->type = PROF_EV_EXEC;
 		break;
 	}
 	case SPOOL_TAG_PROCESS_EXIT:
 		sp->processes[ref - 1].exited = true;
-		retire_modules_of(sp, ref);
+		spool_retire_modules_of(sp, ref);
 		ev->process = &sp->processes[ref - 1];
 		ev->type = PROF_EV_PROCESS_EXIT;
 		break;

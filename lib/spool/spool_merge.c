@@ -110,18 +110,6 @@ static int copy_meta(struct prof_spool *sp, const struct prof_meta *m)
 	return 0;
 }
 
-/* Retire the merged modules of merged process PROCESS (an exec or an exit). */
-static void retire_modules(struct prof_spool *sp, uint32_t process)
-{
-	uint32_t id;
-
-	if (process >= sp->live_last_cap)
-		return;
-	for (id = sp->live_last[process]; id; id = sp->live_prev[id])
-		sp->modules[id - 1].retired = true;
-	sp->live_last[process] = 0;
-}
-
 static int add_process(struct prof_spool *sp, struct spool_merge *g, struct prof_event *ev)
 {
 	const struct prof_process *p = ev->process;
@@ -387,7 +375,7 @@ static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_e
 			p->comm = comm;
 			p->exe = exe;
 		}
-		retire_modules(sp, id);
+		spool_retire_modules_of(sp, id);
 		ev->process = p;
 		ev->id = id;
 		return 1;

@@ -89,6 +89,9 @@ struct prof_spool {
 		r_;                                                                        \
 	})
 
+/* Retire the modules of PROCESS not yet retired (an exec, an exit). */
+void spool_retire_modules_of(struct prof_spool *sp, uint32_t process);
+
 /* A read position inside a block's records. */
 struct cursor {
 	const uint8_t *p, *end;
