@@ -6,9 +6,11 @@
  * goes on in a new one, FILE.<YYYYmmddHHMMSSmmm>, the local time it began.
  * Each file reads on its own: it defines again the processes and threads
  * still alive, the modules and frames its samples use, from ids of its own;
- * an off-CPU interval that spans the switch goes on in the new file with
- * its stack.  Every intern table of the old writer goes with it, so memory
- * does not grow from file to file; the unwinder's tables stay.
+ * an off-CPU interval that spans the switch is cut there (the old file's
+ * part ends "with the recording") and goes on in the new file with its
+ * stack, so that each file holds the time it covers.  Every intern table of
+ * the old writer goes with it, so memory does not grow from file to file;
+ * the unwinder's tables stay.
  */
 #include <stdio.h>
 #include <stdlib.h>
