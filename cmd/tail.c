@@ -113,8 +113,9 @@ static struct argp tail_argp = {
 	.options = tail_options,
 	.parser = parse_tail,
 	.args_doc = "[FILE...]",
-	.doc = "Follow the spool FILE (default: prof.spool) while prof record writes it (or the "
-	       "FILEs of one recording split by --switch-output, read as one), and "
+	.doc = "Follow the spool FILE (default: prof.spool) while prof record writes it (a "
+	       "recording split by --switch-output across its files FILE.STAMP, read as one; "
+	       "several FILEs: those files of one recording, and the ones after them), and "
 	       "print the hottest functions of each interval and overall (top), a line per "
 	       "sample (samples: TIME PID TID COMM STACK), or a JSON object per interval."
 	       "\vA recording made with --off-cpu is shown with its off-CPU time by state "

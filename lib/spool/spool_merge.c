@@ -13,7 +13,14 @@
  * same stack counts as one across the files.  Memory grows with the
  * distinct definitions of the whole recording, not with the number of
  * files: a file is closed once read.
+ *
+ * A follower (prof tail) may ask for the files recorded after the last
+ * one: when its trailer is read, the next file of its series, if there is
+ * one, is opened and read on.  A recorder publishes the next file before
+ * it writes the trailer of the one before, so a trailer with no next file
+ * after it ends the recording.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +57,7 @@ struct spool_merge {
 	uint64_t blocks_before;		/* of the parts read */
 	uint64_t bytes_before;		/* their sizes */
 	bool problem;			/* a part before the last stopped short */
+	bool follow;			/* at the last part's trailer, look for the next file */
 	struct prof_counters sum;	/* the trailers so far */
 };
 
@@ -316,10 +324,113 @@ static void add_counters(struct prof_counters *sum, const struct prof_counters *
 	sum->switch_events += c->switch_events;
 }
 
+/* ---- the files of a recording split by --switch-output ---------------- */
+
+#define STAMP_DIGITS 17		/* FILE.<YYYYmmddHHMMSSmmm> */
+
+size_t spool_series_base_len(const char *path)
+{
+	size_t n = strlen(path), i;
+
+	if (n < STAMP_DIGITS + 2 || path[n - STAMP_DIGITS - 1] != '.' ||
+	    path[n - STAMP_DIGITS - 2] == '/')
+		return 0;
+	for (i = n - STAMP_DIGITS; i < n; i++)
+		if (path[i] < '0' || path[i] > '9')
+			return 0;
+	return n - STAMP_DIGITS - 1;
+}
+
+int spool_series_find(const char *base, const char *after, bool newest, char **ret)
+{
+	const char *slash = strrchr(base, '/'), *name = slash ? slash + 1 : base;
+	size_t dir_len = slash ? (size_t)(slash - base) + 1 : 0, name_len = strlen(name);
+	const char *after_stamp = after ? after + strlen(after) - STAMP_DIGITS : NULL;
+	char *dir, best[STAMP_DIGITS + 1] = "";
+	struct dirent *e;
+	DIR *d;
+
+	*ret = NULL;
+	if (!name_len || (after && spool_series_base_len(after) == 0))
+		return 0;
+	dir = dir_len ? strndup(base, dir_len) : strdup(".");
+	if (!dir)
+		return error_setx(-ENOMEM, "out of memory");
+	d = opendir(dir);
+	free(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : error_set(-errno, "cannot list the directory of '%s'",
+						       base);
+	while ((e = readdir(d))) {
+		const char *stamp = e->d_name + name_len + 1;
+
+		if (strncmp(e->d_name, name, name_len) || e->d_name[name_len] != '.' ||
+		    spool_series_base_len(e->d_name) != name_len)
+			continue;
+		if (after_stamp && strcmp(stamp, after_stamp) <= 0)
+			continue;
+		if (!best[0] || (newest ? strcmp(stamp, best) > 0 : strcmp(stamp, best) < 0))
+			memcpy(best, stamp, sizeof(best));
+	}
+	closedir(d);
+	if (!best[0])
+		return 0;
+	if (asprintf(ret, "%.*s.%s", (int)strlen(base), base, best) < 0) {
+		*ret = NULL;
+		return error_setx(-ENOMEM, "out of memory");
+	}
+	return 1;
+}
+
+/*
+ * The next file of the series of G's last part, opened and added as its
+ * last part: 1, 0 if there is none (yet: the recording ended), or -errno.
+ */
+static int append_next(struct prof_spool *sp, struct spool_merge *g)
+{
+	const char *last = g->parts[g->nparts - 1].path;
+	size_t base_len = spool_series_base_len(last);
+	struct merge_part *part;
+	char *base, *after = NULL, *next = NULL;
+	void *v = g->parts;
+	size_t cap = g->nparts;
+	int r;
+
+	if (!base_len)
+		return 0;
+	base = strndup(last, base_len);
+	if (!base || grow_array(&v, &cap, g->nparts + 1, sizeof(*g->parts)) < 0) {
+		free(base);
+		return error_setx(-ENOMEM, "out of memory");
+	}
+	g->parts = v;
+	part = &g->parts[g->nparts];
+	memset(part, 0, sizeof(*part));
+	/* --switch-max-files may remove a file between the look and the open */
+	do {
+		free(after);
+		after = next;
+		r = spool_series_find(base, after ? after : last, false, &next);
+		if (r > 0)
+			r = prof_spool_open(next, &part->sp) ?: 1;
+	} while (r == -ENOENT);
+	free(base);
+	free(after);
+	if (r <= 0) {
+		free(next);
+		return r;
+	}
+	part->path = next;
+	part->start_ns = prof_spool_meta(part->sp)->wall_start_ns;
+	sp->meta.flags |= prof_spool_meta(part->sp)->flags;
+	g->nparts++;
+	return 1;
+}
+
 /*
  * Translate EV, read from the current part, into the merged ids: 1 to hand
  * it out, 0 for what the merged spool already has (or keeps to itself), or
- * -ENOMEM.
+ * -errno.
  */
 static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_event *ev)
 {
@@ -407,7 +518,11 @@ static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_e
 		sp->lost = *ev->lost;
 		ev->lost = &sp->lost;
 		return 1;
-	case PROF_EV_TRAILER:
+	case PROF_EV_TRAILER: {
+		int r = g->follow && g->cur + 1 == g->nparts ? append_next(sp, g) : 0;
+
+		if (r < 0)
+			return r;
 		add_counters(&g->sum, ev->counters);
 		if (g->cur + 1 < g->nparts)
 			return 0;	/* the recording goes on in the next file */
@@ -415,6 +530,7 @@ static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_e
 		sp->n.trailer = true;
 		ev->counters = &sp->counters;
 		return 1;
+	}
 	default:
 		return 0;
 	}
@@ -450,8 +566,10 @@ static int merge_next(struct prof_spool *sp, struct prof_event *ret)
 		if (r > 0) {
 			r = translate(sp, g, ret);
 			follow_part(sp, g, part);
-			if (r < 0)
+			if (r == -ENOMEM)
 				return error_setx(-ENOMEM, "out of memory");
+			if (r < 0)
+				return r;	/* the next file cannot be read: said */
 			if (r > 0)
 				return 1;
 			continue;
@@ -530,7 +648,18 @@ static int by_start(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-int prof_spool_open_many(const char *const *paths, size_t n, struct prof_spool **ret)
+uint64_t spool_merge_size_before_last(const struct prof_spool *sp)
+{
+	const struct spool_merge *g = sp->merge;
+	uint64_t n = g->bytes_before;
+	size_t i;
+
+	for (i = g->cur; i + 1 < g->nparts; i++)
+		n += g->parts[i].sp->file_size;
+	return n;
+}
+
+int spool_merge_open(const char *const *paths, size_t n, bool follow, struct prof_spool **ret)
 {
 	struct prof_spool *sp = NULL;
 	struct spool_merge *g;
@@ -540,8 +669,6 @@ int prof_spool_open_many(const char *const *paths, size_t n, struct prof_spool *
 
 	if (!n)
 		return error_setx(-EINVAL, "no spool to open");
-	if (n == 1)
-		return prof_spool_open(paths[0], ret);
 	g = calloc(1, sizeof(*g));
 	if (!g || !(g->parts = calloc(n, sizeof(*g->parts))))
 		r = error_setx(-ENOMEM, "out of memory");
@@ -571,7 +698,9 @@ int prof_spool_open_many(const char *const *paths, size_t n, struct prof_spool *
 		sp->merge_current = merge_current;
 		sp->merge_free = merge_free;
 		sp->major = g->parts[0].sp->major;
-		r = asprintf(&sp->name, "%s (and %zu more)", g->parts[0].path, n - 1) < 0
+		g->follow = follow;
+		r = (n > 1 ? asprintf(&sp->name, "%s (and %zu more)", g->parts[0].path, n - 1)
+			   : asprintf(&sp->name, "%s", g->parts[0].path)) < 0
 			    ? -ENOMEM : copy_meta(sp, prof_spool_meta(g->parts[0].sp));
 		for (i = 1; r == 0 && i < n; i++)
 			sp->meta.flags |= prof_spool_meta(g->parts[i].sp)->flags;
@@ -587,4 +716,11 @@ int prof_spool_open_many(const char *const *paths, size_t n, struct prof_spool *
 	sp->state = PROF_SPOOL_READING;
 	*ret = sp;
 	return 0;
+}
+
+int prof_spool_open_many(const char *const *paths, size_t n, struct prof_spool **ret)
+{
+	if (n == 1)
+		return prof_spool_open(paths[0], ret);
+	return spool_merge_open(paths, n, false, ret);
 }

@@ -115,9 +115,93 @@ int tail_attach_fd(struct prof_tail *t, int fd, const char *name)
 }
 
 /*
+ * T's spool is several files read as one (or one that may be followed by
+ * more): watch the last, the one that may still grow, with the sizes of
+ * those before it as the base of its offsets.  0 or -errno.
+ */
+static int watch_last(struct prof_tail *t)
+{
+	const char *last = spool_merge_last_path(t->sp);
+	char *opened = xstrdup(last);
+	struct stat st;
+	int fd;
+
+	if (!opened)
+		return error_setx(-ENOMEM, "out of memory");
+	fd = open(last, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int r = error_set(-errno, "cannot open spool '%s'", last);
+
+		if (fd >= 0)
+			close(fd);
+		free(opened);
+		return r;
+	}
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->ino >= 0)
+		close(t->ino);
+	t->ino = -1;
+	free(t->opened);
+	t->opened = opened;
+	t->fd = fd;
+	t->size_base = spool_merge_size_before_last(t->sp);
+	t->max_size = t->size_base + (uint64_t)st.st_size;
+	if (t->polled_size < t->size_base)
+		t->polled_size = t->size_base;
+	watch(t);
+	return 0;
+}
+
+/* T follows the files PATHS, the last of which may be followed by more. */
+static int follow_files(struct prof_tail *t, const char *const *paths, size_t n)
+{
+	struct prof_spool_status st;
+	int r;
+
+	r = spool_merge_open(paths, n, spool_series_base_len(paths[n - 1]) > 0, &t->sp);
+	t->several = r == 0;
+	if (r == 0)
+		r = watch_last(t);
+	if (r < 0)
+		return r;
+	prof_spool_status(t->sp, &st);
+	t->meta_end = t->block_end = t->consumed = st.offset;
+	t->seen_blocks = st.blocks;
+	t->polled_size = t->max_size;
+	t->state = PROF_TAIL_RUNNING;
+	return 0;
+}
+
+/*
+ * No file at T's path: a recording split by --switch-output writes
+ * PATH.<stamp> files instead.  The first of them (the newest with
+ * --from-end) is followed, and the files recorded after it.
+ */
+static int find_series(struct prof_tail *t)
+{
+	char *first;
+	int r;
+
+	r = spool_series_find(t->path, NULL, t->opts.from_end, &first);
+	if (r <= 0)
+		return r;
+	r = follow_files(t, (const char *const *)&first, 1);
+	free(first);
+	if (r == -ENODATA) {	/* its metadata is still being written */
+		prof_spool_close(t->sp);
+		t->sp = NULL;
+		prof_errmsg_clear();
+		return 0;
+	}
+	return r;
+}
+
+/*
  * Open the file if it is there: 0 (t->sp set, or still waiting) or -errno.
  * A recording puts its spool at its path when sampling starts; before
- * that there is nothing to follow.
+ * that there is nothing to follow.  A file of a recording split by
+ * --switch-output is followed by the files recorded after it.
  */
 static int tail_find(struct prof_tail *t)
 {
@@ -125,9 +209,21 @@ static int tail_find(struct prof_tail *t)
 
 	if (!t->path)
 		return 0;
+	if (spool_series_base_len(t->path)) {
+		r = access(t->path, F_OK) < 0 && errno == ENOENT
+			    ? 0 : follow_files(t, (const char *const *)&t->path, 1);
+		if (r == -ENODATA) {
+			prof_spool_close(t->sp);
+			t->sp = NULL;
+			prof_errmsg_clear();
+			return 0;
+		}
+		return r;
+	}
 	fd = open(t->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : error_set(-errno, "cannot open spool '%s'", t->path);
+		return errno == ENOENT ? find_series(t)
+				       : error_set(-errno, "cannot open spool '%s'", t->path);
 	r = tail_attach_fd(t, fd, t->path);
 	if (r == -ENODATA) {	/* empty, or its metadata is still being written */
 		prof_errmsg_clear();
@@ -157,71 +253,33 @@ int prof_tail_open(const char *path, const struct prof_tail_opts *opts, struct p
 	return 0;
 }
 
-/* The sizes of the files of PATHS but LAST, which are done growing. */
-static int sizes_before(const char *const *paths, size_t n, const char *last, uint64_t *ret)
-{
-	struct stat st;
-	size_t i;
-
-	*ret = 0;
-	for (i = 0; i < n; i++) {
-		if (!strcmp(paths[i], last))
-			continue;
-		if (stat(paths[i], &st) < 0)
-			return error_set(-errno, "cannot read spool '%s'", paths[i]);
-		*ret += (uint64_t)st.st_size;
-	}
-	return 0;
-}
-
 int prof_tail_open_many(const char *const *paths, size_t n, const struct prof_tail_opts *opts,
 			struct prof_tail **ret)
 {
-	struct prof_spool_status st;
-	struct stat fst;
 	struct prof_tail *t;
-	const char *last;
 	int r;
 
 	if (n == 1)
 		return prof_tail_open(paths[0], opts, ret);
-	if (!paths || !ret)
+	if (!paths || !n || !ret)
 		return error_setx(-EINVAL, "tail: no spool paths");
 	r = tail_new(NULL, opts, &t);
 	if (r < 0)
 		return r;
-	r = prof_spool_open_many(paths, n, &t->sp);
-	if (r < 0)
-		goto out_free;
-	/* the last file may still grow: its size and inotify are followed */
-	last = spool_merge_last_path(t->sp);
-	t->path = xstrdup(last);
-	t->opened = xstrdup(last);
-	t->fd = open(last, O_RDONLY | O_CLOEXEC);
-	if (!t->path || !t->opened) {
-		r = error_setx(-ENOMEM, "out of memory");
-		goto out_free;
+	r = follow_files(t, paths, n);
+	if (r < 0) {
+		prof_tail_free(t);
+		return r;
 	}
-	if (t->fd < 0 || fstat(t->fd, &fst) < 0) {
-		r = error_set(-errno, "cannot open spool '%s'", last);
-		goto out_free;
+	t->path = xstrdup(t->opened);
+	if (!t->path) {
+		prof_tail_free(t);
+		return error_setx(-ENOMEM, "out of memory");
 	}
-	prof_spool_status(t->sp, &st);
-	r = sizes_before(paths, n, last, &t->size_base);
-	if (r < 0)
-		goto out_free;
-	t->meta_end = t->block_end = t->consumed = st.offset;
-	t->seen_blocks = st.blocks;
-	t->max_size = t->polled_size = t->size_base + (uint64_t)fst.st_size;
-	t->state = PROF_TAIL_RUNNING;
 	if (t->opts.from_end)
 		t->skip_until = t->max_size;
-	watch(t);
 	*ret = t;
 	return 0;
-out_free:
-	prof_tail_free(t);
-	return r;
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -474,6 +532,9 @@ static int read_batch(struct prof_tail *t, struct prof_tail_batch *b)
 		stop(t, PROF_TAIL_RUNNING, "");
 	}
 	b->nsamples = n;
+	/* the recording went on in a file after the one watched: watch that one */
+	if (t->several && strcmp(spool_merge_last_path(t->sp), t->opened))
+		return watch_last(t);
 	return 0;
 }
 

@@ -20,6 +20,7 @@ struct prof_tail {
 	int fd;				/* our descriptor of it (the reader dups its own) */
 	int wfd;			/* recorder tails: writable, to punch holes; else -1 */
 	int ino;			/* inotify instance watching fd, or -1 */
+	bool several;			/* sp reads several files as one (spool_merge.h) */
 	struct prof_spool *sp;
 	/* recorder tails (recorder_tail.c): */
 	struct prof_recorder *rec;	/* the recorder this tail belongs to, while it lives */

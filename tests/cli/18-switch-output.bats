@@ -100,6 +100,46 @@ samples() {
 	assert_output finished
 }
 
+@test "prof tail FILE follows a recording split by --switch-output live, file after file" {
+	# started first: it waits for the recording, which never writes x.spool itself
+	"$PROF" tail --format=samples --idle=20 x.spool >live.txt 2>live.err &
+	BG+=($!)
+	"$PROF" tail --format=json --idle=20 x.spool >live.json 2>&1 &
+	BG+=($!)
+	sleep 0.3
+	run -0 --separate-stderr "$PROF" record --switch-output=1s --switch-max-files=2 \
+		-o x.spool -- "$BUILD/targets/ladder" 3.5
+	[[ $stderr =~ ^prof:\ ([0-9]+)\ samples ]] || fail "summary: $stderr"
+	total=${BASH_REMATCH[1]}
+	wait "${BG[0]}" || fail "tail exit $?: $(cat live.err)"
+	wait "${BG[1]}" || fail "tail --format=json exit $?"
+	# the files --switch-max-files removed were read before they went
+	mapfile -t files < <(ls x.spool.*)
+	assert_equal "${#files[@]}" 2
+	assert_equal "$(wc -l <live.txt)" "$total"
+	assert_equal "$(jq -s 'last | [.state, .all.samples] | join(" ")' -r live.json)" "finished $total"
+	# one process and one thread all along: the same ones in every file
+	assert_equal "$(awk '{ print $2, $3 }' live.txt | sort -u | wc -l)" 1
+	# time runs on across the files, from the recording's start
+	run -0 awk 'NR > 1 && $1 < prev { print "time went back at line " NR } { prev = $1 } END { print "last", int(prev) }' live.txt
+	assert_output "last 3"
+}
+
+@test "prof tail FILE.STAMP reads on to the recording's end; --from-end starts at the newest file's end" {
+	run -0 "$PROF" record -q --switch-output=1s -o x.spool -- "$BUILD/targets/ladder" 3.5
+	mapfile -t files < <(ls x.spool.*)
+	((${#files[@]} >= 3)) || fail "files: ${files[*]}"
+	run -0 "$PROF" tail --format=samples x.spool
+	assert_equal "${#lines[@]}" "$(samples "${files[@]}")"
+	run -0 "$PROF" tail --format=samples "${files[1]}"
+	assert_equal "${#lines[@]}" "$(samples "${files[@]:1}")"
+	# the last file given is followed by those after it, too
+	run -0 "$PROF" tail --format=samples "${files[0]}" "${files[1]}"
+	assert_equal "${#lines[@]}" "$(samples "${files[@]}")"
+	run -0 "$PROF" tail --format=samples --from-end x.spool
+	assert_output ""
+}
+
 @test "--switch-output usage errors, and files it cannot be" {
 	run -64 --separate-stderr "$PROF" record --switch-output=10 -- true
 	assert_regex "$stderr" "invalid --switch-output '10'"

@@ -5,7 +5,8 @@
  * their bound, --from-end, the thread's name at each sample, a recording's
  * file put in place when sampling starts and its writer's lock telling a
  * tail that it was killed, a file grown one byte at a time read as the
- * whole, discarding what was read, and the views' exact output.
+ * whole, discarding what was read, the files of a recording split by
+ * --switch-output found in order, and the views' exact output.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "prof.h"
 #include "spool_test.h"
 #include "spool/spool_file.h"
+#include "spool/spool_merge.h"
 #include "spool/spool_writer.h"
 #include "tail/tail.h"
 
@@ -164,6 +166,56 @@ static long poll_all(struct prof_tail *t, struct prof_tail_batch *b)
 		n += r;
 	} while (r > 0 || b->more);
 	return n;
+}
+
+/* Touch NAME in the test's directory. */
+static void touch(const char *name)
+{
+	int fd = open(in_dir(name), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		abort();
+	close(fd);
+}
+
+TEST(series_files_are_named_by_17_digits_and_found_in_order)
+{
+	char *base, *next = NULL;
+
+	CHECK_INT(spool_series_base_len("x.spool.20261201101010123"), ==, 7);
+	CHECK_INT(spool_series_base_len("d/x.20261201101010123"), ==, 3);
+	CHECK_INT(spool_series_base_len("x.spool"), ==, 0);
+	CHECK_INT(spool_series_base_len("x.spool.2026120110101012"), ==, 0);	/* 16 digits */
+	CHECK_INT(spool_series_base_len("x.spool.2026120110101012a"), ==, 0);
+	CHECK_INT(spool_series_base_len("x.spool-20261201101010123"), ==, 0);
+	CHECK_INT(spool_series_base_len("d/.20261201101010123"), ==, 0);	/* no base */
+
+	mkdir_test();
+	base = strdup(in_dir("x.spool"));
+	CHECK_INT(spool_series_find(base, NULL, false, &next), ==, 0);
+	touch("x.spool.20261201101012000");
+	touch("x.spool.20261201101010999");
+	touch("x.spool.20261201101011000");
+	touch("x.spoolx.20261201101009000");	/* another recording's */
+	touch("x.spool.2026120110100900");	/* not a file of the series */
+	touch("x.spool.20261201101009000.tmp");
+	CHECK_INT(spool_series_find(base, NULL, false, &next), ==, 1);
+	CHECK_STR(next, in_dir("x.spool.20261201101010999"));
+	free(next);
+	CHECK_INT(spool_series_find(base, NULL, true, &next), ==, 1);
+	CHECK_STR(next, in_dir("x.spool.20261201101012000"));
+	free(next);
+	CHECK_INT(spool_series_find(base, in_dir("x.spool.20261201101010999"), false, &next), ==, 1);
+	CHECK_STR(next, in_dir("x.spool.20261201101011000"));
+	free(next);
+	/* after a file that is gone: the next one after its time */
+	CHECK_INT(spool_series_find(base, in_dir("x.spool.20261201101011500"), false, &next), ==, 1);
+	CHECK_STR(next, in_dir("x.spool.20261201101012000"));
+	free(next);
+	CHECK_INT(spool_series_find(base, in_dir("x.spool.20261201101012000"), false, &next), ==, 0);
+	CHECK(next == NULL);
+	free(base);
+	rm_test();
 }
 
 TEST(tail_follows_a_file_as_it_grows_to_its_trailer)
