@@ -152,6 +152,24 @@ static bool lost_leaf_caller(struct addr_space *as, const struct unwind_result *
 	return r.cfa == UCFA_RSP && r.cfa_off == 8 && caller && follows_call(caller, res->pc[1] + 1);
 }
 
+/*
+ * Whether the sampled frame of RES is in an epilogue that popped rbp: its
+ * row names rbp's slot below sp.  libdwfl takes rbp as lost there and ends
+ * the walk ("complete") at the first frame that needs it; the compiled
+ * walk goes on with the value the pop restored.
+ */
+static bool popped_bp(struct addr_space *as, const struct unwind_result *res)
+{
+	struct as_module *m = res->n ? as_find(as, res->pc[0]) : NULL;
+	struct utable *t = m ? as_table(as, m) : NULL;
+	struct urule r;
+
+	if (!t)
+		return false;
+	r = utable_rule(&as->uw->tables, t, res->pc[0] - m->bias);
+	return r.cfa == UCFA_RSP && r.bp == UBP_AT && (int64_t)r.cfa_off + r.bp_off < 0;
+}
+
 static void check(struct addr_space *as, const struct unwind_result *res)
 {
 	struct unwinder *uw = as->uw;
@@ -171,8 +189,9 @@ static void check(struct addr_space *as, const struct unwind_result *res)
 
 		bool entry = !frames && lost_leaf_caller(as, res, o);
 		/* a frame without CFI: frame pointers, or a leaf's return address */
-		bool further = !frames && !entry && o->cause && !res->cause && o->n < res->n &&
-			       !memcmp(o->pc, res->pc, o->n * sizeof(*o->pc));
+		bool further = !frames && !entry && !res->cause && o->n < res->n &&
+			       !memcmp(o->pc, res->pc, o->n * sizeof(*o->pc)) &&
+			       (o->cause || popped_bp(as, res));
 
 		if (frames)
 			uw->check_same_frames++;
