@@ -128,8 +128,14 @@ static int watch_last(struct prof_tail *t)
 
 	if (!opened)
 		return error_setx(-ENOMEM, "out of memory");
+	/*
+	 * --switch-max-files may have removed it already: the reader has it
+	 * open and reads it to its end all the same, unwatched (fd -1: no size
+	 * to check, a wait is a sleep).
+	 */
+	st.st_size = 0;
 	fd = open(last, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if ((fd < 0 && errno != ENOENT) || (fd >= 0 && fstat(fd, &st) < 0)) {
 		int r = error_set(-errno, "cannot open spool '%s'", last);
 
 		if (fd >= 0)
@@ -149,7 +155,8 @@ static int watch_last(struct prof_tail *t)
 	t->max_size = t->size_base + (uint64_t)st.st_size;
 	if (t->polled_size < t->size_base)
 		t->polled_size = t->size_base;
-	watch(t);
+	if (fd >= 0)
+		watch(t);
 	return 0;
 }
 
