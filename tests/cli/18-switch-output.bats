@@ -42,9 +42,12 @@ samples() {
 	run -0 "$PROF" report "${files[@]}"
 	assert_line --regexp '^spool holds: +1 processes, 1 threads, '
 	assert_line --regexp '^# prof report of x\.spool\.[0-9]{17} \(and [0-9]+ more\)$'
-	# time runs on across the files: the second second of the recording
+	# time runs on across the files: the second second of the 3.5 s
+	# recording holds 2/7 of its samples (a CPU time on a loaded machine
+	# shrinks both alike); counted from each file's start, nearly none
 	second=$("$PROF" report -q --format=json --time=1,2 "${files[@]}" | jq .samples)
-	((second >= 800 && second <= 1200)) || fail "--time=1,2: $second samples"
+	((second * 10 >= total * 2 && second * 10 <= total * 4)) ||
+		fail "--time=1,2: $second of $total samples"
 	# the same stacks as one file would hold: the ladder on (nearly) every sample
 	run -0 "$PROF" report -q --format=folded "${files[@]}"
 	assert_line --regexp '^_start;__libc_start_main;__libc_start_call_main;main;ladder_a;ladder_b;ladder_c;ladder_d [0-9]+$'
