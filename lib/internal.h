@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "prof.h"
 
@@ -38,6 +40,27 @@ int grow_array(void **arr, size_t *cap, size_t need, size_t size);
 
 /* grow_array(), the new elements zeroed. */
 int grow_array_zeroed(void **arr, size_t *cap, size_t need, size_t size);
+
+/*
+ * Add C's counts to SUM, or with SIGN -1 take them off: every counter but
+ * processes, threads and the end times, which do not add up.
+ */
+void counters_add(struct prof_counters *sum, const struct prof_counters *c, int sign);
+
+/* The time of CLOCK now, in ns. */
+static inline uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ST's modification time, in ns: with device, inode and size, a file's version. */
+static inline int64_t stat_mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
 
 /*
  * Copy the caller's sized options OPTS (NULL: none; its first field is

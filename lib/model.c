@@ -86,6 +86,31 @@ const char *prof_offcpu_state_name(unsigned state)
 		       ? offcpu_state_names[state] : "unknown";
 }
 
+void counters_add(struct prof_counters *sum, const struct prof_counters *c, int sign)
+{
+	uint64_t k = sign < 0 ? UINT64_MAX : 1;	/* times -1, modulo 2^64 */
+	size_t i;
+
+	sum->samples += k * c->samples;
+	sum->sample_events += k * c->sample_events;
+	for (i = 0; i < PROF_LOST__COUNT; i++)
+		sum->lost[i] += k * c->lost[i];
+	sum->empty_stacks += k * c->empty_stacks;
+	sum->truncated_stacks += k * c->truncated_stacks;
+	for (i = 0; i < PROF_UNWIND__COUNT; i++)
+		sum->unwind_errors[i] += k * c->unwind_errors[i];
+	sum->lifecycle_gaps += k * c->lifecycle_gaps;
+	sum->reconciliations += k * c->reconciliations;
+	sum->frames += k * c->frames;
+	for (i = 0; i < PROF_FALLBACK__COUNT; i++)
+		sum->fallback_frames[i] += k * c->fallback_frames[i];
+	sum->offcpu_intervals += k * c->offcpu_intervals;
+	sum->offcpu_ns += k * c->offcpu_ns;
+	sum->offcpu_unsampled += k * c->offcpu_unsampled;
+	sum->offcpu_truncated += k * c->offcpu_truncated;
+	sum->switch_events += k * c->switch_events;
+}
+
 uint64_t prof_counters_lost_total(const struct prof_counters *c)
 {
 	uint64_t sum = 0;

@@ -151,7 +151,7 @@ static void read_elf(struct addr_space *as, struct as_module *m)
 
 		if (c->inode == st.st_ino && c->dev_major == major(st.st_dev) &&
 		    c->dev_minor == minor(st.st_dev) && c->size == (uint64_t)st.st_size &&
-		    c->mtime_ns == (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)
+		    c->mtime_ns == stat_mtime_ns(&st))
 			f = c;
 	}
 	if (!f) {
@@ -161,7 +161,7 @@ static void read_elf(struct addr_space *as, struct as_module *m)
 		one.dev_minor = minor(st.st_dev);
 		one.inode = st.st_ino;
 		one.size = (uint64_t)st.st_size;
-		one.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		one.mtime_ns = stat_mtime_ns(&st);
 		f = &one;
 		if (uw && !uw->facts)
 			uw->facts = calloc(ELF_FACTS_MAX, sizeof(*uw->facts));

@@ -126,7 +126,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 	}
 	if (r < 0)
 		goto out_free;
-	rec->start_ns = rec->file_start_ns = rec_now_ns(CLOCK_MONOTONIC);
+	rec->start_ns = rec->file_start_ns = clock_ns(CLOCK_MONOTONIC);
 	rec->prev_drain_ns = 0;
 	rec->last_block_ns = rec->start_ns;
 	if (rec->opts.switch_bytes || rec->opts.switch_ns || rec->opts.switch_signal) {
@@ -237,7 +237,7 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 	if (!sorter_len(&rec->sorter) && timeout_ms != 0 &&
 	    epoll_wait(rec->epfd, evs, 64, timeout_ms) < 0 && errno != EINTR)
 		return error_set(-errno, "cannot wait for perf events");
-	drain_start = rec_now_ns(CLOCK_MONOTONIC);
+	drain_start = clock_ns(CLOCK_MONOTONIC);
 	rec->ring_had_data = false;
 	r = rec_drain_rings(rec);
 	if (r >= 0)
@@ -275,7 +275,7 @@ bool prof_recorder_has_pending_events(const struct prof_recorder *rec)
 /* Reconcile: a process whose exit record never came but is gone. */
 static int reconcile_liveness(struct prof_recorder *rec)
 {
-	uint64_t now = rec_now_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	size_t i;
 	int r;
 
@@ -362,7 +362,7 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 		if (ioctl(rec->fds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
 			keep_error(&r, msg, sizeof(msg),
 				   error_set(-errno, "cannot disable the perf events"));
-	stop_ns = rec_now_ns(CLOCK_MONOTONIC);
+	stop_ns = clock_ns(CLOCK_MONOTONIC);
 	keep_error(&r, msg, sizeof(msg), prof_recorder_flush(rec));
 	/* threads still off their CPU: their intervals end with the recording */
 	if (rec->opts.off_cpu && !rec->error)
@@ -371,8 +371,8 @@ int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summar
 	rec_counters(&s, &c);
 	if (rec->switch_base)
 		rec_file_counters(rec, &c);
-	c.mono_end_ns = rec_now_ns(CLOCK_MONOTONIC);
-	c.wall_end_ns = rec_now_ns(CLOCK_REALTIME);
+	c.mono_end_ns = clock_ns(CLOCK_MONOTONIC);
+	c.wall_end_ns = clock_ns(CLOCK_REALTIME);
 	/* the names the spool carries, so it reports later and elsewhere */
 	keep_error(&r, msg, sizeof(msg), capture_names(&rec->capture, rec->w, &rec->pt));
 	/* a trailer is written even after an error: the spool says what it holds */

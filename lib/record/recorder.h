@@ -36,7 +36,6 @@ struct stack_memo {
 	uint32_t thread;		/* spool id; 0: none */
 	uint32_t gen;			/* of its process's address space */
 	int cause;			/* of its truncation (0: complete) */
-	uint32_t root;			/* the truncation marker's node, when cause */
 	size_t n;
 	uint64_t pc[UNWIND_MAX_FRAMES];
 	uint32_t node[UNWIND_MAX_FRAMES];
@@ -48,7 +47,6 @@ struct prof_recorder {
 	struct spool_file file;		/* the spool, when written to a path (fd >= 0) */
 	pid_t target;
 	bool on_exec;
-	int *cpus;			/* online CPUs */
 	/*
 	 * One per CPU, mapped by its first event; with --off-cpu, from ncpus
 	 * on, a second per CPU for the switch events: a record's ring says
@@ -99,8 +97,6 @@ struct prof_recorder {
 	uint64_t samples_written_before;
 	uint32_t files;			/* finished */
 };
-
-uint64_t rec_now_ns(clockid_t clock);
 
 /*
  * recorder_spool.c: a writer into the current file; the counters of summary

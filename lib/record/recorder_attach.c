@@ -56,7 +56,7 @@ int rec_open_held_events(struct prof_recorder *rec, const struct held_process *h
 /* While H is still: its process, threads (with names) and mappings. */
 int rec_snapshot_held(struct prof_recorder *rec, const struct held_process *h)
 {
-	uint64_t now = rec_now_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	struct proc *p;
 	struct thr *t;
 	size_t i;
@@ -158,7 +158,7 @@ int prof_recorder_refresh_threads(struct prof_recorder *rec, pid_t pid,
 			continue;
 		}
 		if (r >= 0)
-			r = pt_thread(&rec->pt, pid, tids[i], rec_now_ns(CLOCK_MONOTONIC), &t);
+			r = pt_thread(&rec->pt, pid, tids[i], clock_ns(CLOCK_MONOTONIC), &t);
 	}
 	free(tids);
 	if (r < 0)

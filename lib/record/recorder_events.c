@@ -29,14 +29,6 @@
 #include "sorter.h"
 #include "unwind.h"
 
-uint64_t rec_now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int rec_read_u64_file(const char *path, uint64_t *ret)
 {
 	unsigned long long v;
@@ -387,16 +379,13 @@ int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, boo
 
 int rec_init_rings(struct prof_recorder *rec)
 {
-	int cpus[MAX_CPUS], n = online_cpus(cpus, MAX_CPUS), i;
-
+	int cpus[MAX_CPUS], n = online_cpus(cpus, MAX_CPUS);
 	size_t k, nrings = (size_t)n * (rec->opts.off_cpu ? 2 : 1);
 
-	rec->cpus = calloc((size_t)n, sizeof(*rec->cpus));
 	rec->rings = calloc(nrings, sizeof(*rec->rings));
-	if (!rec->cpus || !rec->rings)
+	if (!rec->rings)
 		return error_setx(-ENOMEM, "out of memory");
-	for (i = 0; i < n; i++)
-		rec->cpus[i] = cpus[i];
+	/* a CPU's sampling ring, then (--off-cpu) its switch ring at ncpus + its index */
 	for (k = 0; k < nrings; k++) {
 		rec->rings[k].fd = -1;
 		rec->rings[k].cpu = cpus[k % (size_t)n];
@@ -405,7 +394,6 @@ int rec_init_rings(struct prof_recorder *rec)
 	rec->nrings = nrings;
 	return 0;
 }
-
 
 void rec_close_rings(struct prof_recorder *rec)
 {
@@ -419,10 +407,8 @@ void rec_close_rings(struct prof_recorder *rec)
 		close(rec->fds[i]);
 	free(rec->fds);
 	free(rec->rings);
-	free(rec->cpus);
 	rec->fds = NULL;
 	rec->rings = NULL;
-	rec->cpus = NULL;
 	rec->nfds = rec->ncpus = rec->nrings = 0;
 }
 

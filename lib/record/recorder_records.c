@@ -97,10 +97,7 @@ static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struc
 		node = frame < 0 ? frame : prof_spool_intern_stack(rec->w, 0, (uint32_t)frame);
 		if (node < 0)
 			return node;
-		m->root = (uint32_t)node;
 	}
-	if (!same && u->cause)
-		node = m->root;
 	for (i = same; i < u->n; i++) {
 		uint64_t pc = u->pc[u->n - 1 - i];
 
@@ -510,7 +507,7 @@ int rec_end_offcpu_of_process(struct prof_recorder *rec, struct proc *p, uint64_
  */
 int rec_reconcile(struct prof_recorder *rec)
 {
-	uint64_t now = rec_now_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	size_t i;
 	int r = 0;
 

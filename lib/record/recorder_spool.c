@@ -22,7 +22,7 @@ int rec_new_writer(struct prof_recorder *rec, const struct prof_writer *sink)
 	struct prof_meta m = {
 		.argc = o->argc, .argv = o->argv,
 		.npids = 1, .pids = &(int32_t){ rec->target },
-		.wall_start_ns = rec_now_ns(CLOCK_REALTIME), .mono_start_ns = rec->file_start_ns,
+		.wall_start_ns = clock_ns(CLOCK_REALTIME), .mono_start_ns = rec->file_start_ns,
 		.event = rec->sum.event, .freq_hz = o->freq_hz, .stack_bytes = o->stack_bytes,
 		.hostname = host, .page_size = (uint64_t)sysconf(_SC_PAGESIZE),
 		.prof_version = PROF_VERSION,
@@ -75,7 +75,7 @@ void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recordin
 	ret->spool_bytes = rec->spool_bytes_before + (rec->w ? prof_spool_writer_bytes(rec->w) : 0);
 	ret->files = rec->files + (rec->w != NULL);
 	ret->spool_path = rec->file.path;
-	ret->duration_ns = rec_now_ns(CLOCK_MONOTONIC) - rec->start_ns;
+	ret->duration_ns = clock_ns(CLOCK_MONOTONIC) - rec->start_ns;
 	ret->unwind_tables = rec->uw.tables.files;
 	ret->unwind_table_bytes = rec->uw.tables.bytes;
 	ret->unwind_table_peak_bytes = rec->uw.tables.peak_bytes;
@@ -119,27 +119,8 @@ void rec_counters(const struct prof_recording_summary *s, struct prof_counters *
 
 void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c)
 {
-	const struct prof_recording_summary *b = &rec->file_base;
-	size_t i;
+	struct prof_counters base = { 0 };
 
-	c->samples -= b->samples;
-	c->sample_events -= b->sample_events;
-	c->truncated_stacks -= b->truncated_stacks;
-	c->empty_stacks -= b->empty_stacks;
-	for (i = 0; i < PROF_UNWIND__COUNT; i++)
-		c->unwind_errors[i] -= b->unwind_errors[i];
-	c->frames -= b->frames;
-	for (i = 0; i < PROF_FALLBACK__COUNT; i++)
-		c->fallback_frames[i] -= b->fallback_frames[i];
-	c->lifecycle_gaps -= b->lifecycle_gaps;
-	c->reconciliations -= b->reconciliations;
-	c->lost[PROF_LOST_RECORDS] -= b->lost_events - b->lost_switch_samples -
-				      b->lost_switch_records;
-	c->lost[PROF_LOST_SWITCH_SAMPLES] -= b->lost_switch_samples;
-	c->lost[PROF_LOST_SWITCH_RECORDS] -= b->lost_switch_records;
-	c->switch_events -= b->switch_events;
-	c->offcpu_intervals -= b->offcpu_intervals;
-	c->offcpu_ns -= b->offcpu_ns[PROF_OFFCPU_BLOCKED] + b->offcpu_ns[PROF_OFFCPU_RUNNABLE];
-	c->offcpu_unsampled -= b->offcpu_unsampled;
-	c->offcpu_truncated -= b->offcpu_truncated;
+	rec_counters(&rec->file_base, &base);
+	counters_add(c, &base, -1);
 }

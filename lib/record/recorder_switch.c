@@ -190,7 +190,7 @@ static int carry_over(struct prof_recorder *rec, struct old_tables *o, struct of
 		p->spool_id = 0;
 		if (p->exited)
 			continue;
-		id = pt_write_process(pt, p, rec_now_ns(CLOCK_MONOTONIC));
+		id = pt_write_process(pt, p, clock_ns(CLOCK_MONOTONIC));
 		if (id < 0)
 			return (int)id;
 		if (old < o->nprocs)
@@ -203,7 +203,7 @@ static int carry_over(struct prof_recorder *rec, struct old_tables *o, struct of
 		t->spool_id = 0;
 		if (t->exited || t->proc->exited)
 			continue;
-		id = pt_write_thread(pt, t, rec_now_ns(CLOCK_MONOTONIC));
+		id = pt_write_thread(pt, t, clock_ns(CLOCK_MONOTONIC));
 		if (id < 0)
 			return (int)id;
 		if (old < nopen && open_before[old].start && open_before[old].state) {
@@ -254,7 +254,6 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	r = prof_recorder_flush(rec);
 	if (r < 0)
 		return r;
-	o.nmodules = o.nprocs = 0;
 	r = spool_writer_each_frame(old_w, keep_frame, &o) ?:
 	    spool_writer_each_stack(old_w, keep_node, &o);
 	o.nmodules = spool_writer_count(old_w, SPOOL_COUNT_MODULES) + 1;
@@ -265,7 +264,7 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	if (r == 0 && (!o.modules || !o.procs || !name))
 		r = error_setx(-ENOMEM, "out of memory");
 	/* the off-CPU intervals open: cut at the switch, to go on in the new file */
-	now = rec_now_ns(CLOCK_MONOTONIC);
+	now = clock_ns(CLOCK_MONOTONIC);
 	if (r == 0 && nopen && !(open = malloc(nopen * sizeof(*open))))
 		r = error_setx(-ENOMEM, "out of memory");
 	if (r == 0 && nopen) {
@@ -309,7 +308,7 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 		if (rec->memo[i])
 			rec->memo[i]->thread = 0;
 	c.mono_end_ns = rec->file_start_ns;
-	c.wall_end_ns = rec_now_ns(CLOCK_REALTIME);
+	c.wall_end_ns = clock_ns(CLOCK_REALTIME);
 	if (prof_spool_writer_finish(old_w, &c) < 0 && r == 0)
 		r = -EIO;	/* the old file is finished or not: the new one goes on */
 	rec->spool_bytes_before += prof_spool_writer_bytes(old_w);

@@ -167,7 +167,7 @@ static bool popped_bp(struct addr_space *as, const struct unwind_result *res)
 	if (!t)
 		return false;
 	r = utable_rule(&as->uw->tables, t, res->pc[0] - m->bias);
-	return r.cfa == UCFA_RSP && r.bp == UBP_AT && (int64_t)r.cfa_off + r.bp_off < 0;
+	return urule_bp_popped(&r);
 }
 
 static void check(struct addr_space *as, const struct unwind_result *res)

@@ -345,18 +345,10 @@ static int table_open(struct utables *ts, struct utable *t, const struct as_modu
 
 /* ---- finding a table ----------------------------------------------------- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Free the tables no mapping has used for the grace period (all of them: ALL). */
 static void sweep(struct utables *ts, bool all)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	size_t i = 0;
 
 	while (i < ts->n) {
@@ -378,7 +370,7 @@ static bool same_file(const struct utable *t, const struct as_module *m, const s
 		       !memcmp(t->build_id, m->build_id, m->build_id_len);
 	return t->dev_major == m->dev_major && t->dev_minor == m->dev_minor &&
 	       t->inode == m->inode && t->size == (uint64_t)st->st_size &&
-	       t->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	       t->mtime_ns == stat_mtime_ns(st);
 }
 
 struct utable *utables_get(struct utables *ts, const struct as_module *m, bool *no_cfi)
@@ -415,7 +407,7 @@ struct utable *utables_get(struct utables *ts, const struct as_module *m, bool *
 	t->dev_minor = m->dev_minor;
 	t->inode = m->inode;
 	t->size = (uint64_t)st.st_size;
-	t->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	t->mtime_ns = stat_mtime_ns(&st);
 	r = table_open(ts, t, m);
 	if (r < 0) {
 		*no_cfi = r == -ENOENT;
@@ -441,7 +433,7 @@ void utables_put(struct utables *ts, struct utable *t)
 {
 	if (!t || --t->refs)
 		return;
-	t->unused_since_ns = now_ns();
+	t->unused_since_ns = clock_ns(CLOCK_MONOTONIC);
 	/* past the memory bound, what no one uses goes at once */
 	sweep(ts, ts->bytes > ts->max_bytes);
 }

@@ -49,6 +49,18 @@ struct urule {
 	int32_t cfa_off;
 };
 
+/*
+ * Whether R names rbp's slot below sp, as an epilogue's rows do after the
+ * pop (compilers do not say DW_CFA_restore there): the pop put that slot's
+ * value in rbp, which is the caller's already.  (A save into the red zone
+ * would look the same; compilers push callee-saved registers, GCC's
+ * mov-based prologue is off in its generic tuning.)
+ */
+static inline bool urule_bp_popped(const struct urule *r)
+{
+	return r->cfa == UCFA_RSP && r->bp == UBP_AT && (int64_t)r->cfa_off + r->bp_off < 0;
+}
+
 struct utable;
 
 /* Every table of a recording, by file, with what they cost. */

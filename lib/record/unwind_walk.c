@@ -124,17 +124,12 @@ static int rule_step(const struct addr_space *as, const struct urule *rule, stru
 	if ((e = read_word(as, cfa - 8, &ra)) < 0)
 		return e;
 	/*
-	 * An epilogue's rows still name the slot rbp was saved in after the pop
-	 * (compilers do not say DW_CFA_restore there): below sp, out of the
-	 * copy.  The pop put that slot's value in rbp, so rbp is the caller's
-	 * already.  (A save into the red zone would look the same; compilers
-	 * push callee-saved registers, GCC's mov-based prologue is off in its
-	 * generic tuning.)  libdwfl takes rbp as lost there instead, and ends
-	 * the walk at the first frame that needs it.
+	 * An epilogue that popped rbp: its slot is below sp, out of the copy,
+	 * and rbp holds its value.  libdwfl takes rbp as lost there instead,
+	 * and ends the walk at the first frame that needs it.
 	 */
-	if (rule->bp == UBP_AT && (int64_t)rule->cfa_off + rule->bp_off < 0 &&
-	    rule->cfa == UCFA_RSP)
-		;	/* popped: rbp holds it */
+	if (urule_bp_popped(rule))
+		;
 	else if (rule->bp == UBP_AT)
 		r->bp_ok = read_word(as, cfa + (uint64_t)(int64_t)rule->bp_off, &bp) == 0;
 	else if (rule->bp == UBP_UNDEF)

@@ -297,31 +297,12 @@ static int add_symbol(struct prof_spool *sp, struct spool_merge *g, struct prof_
 
 static void add_counters(struct prof_counters *sum, const struct prof_counters *c)
 {
-	size_t i;
-
-	sum->samples += c->samples;
-	sum->sample_events += c->sample_events;
-	for (i = 0; i < PROF_LOST__COUNT; i++)
-		sum->lost[i] += c->lost[i];
-	sum->empty_stacks += c->empty_stacks;
-	sum->truncated_stacks += c->truncated_stacks;
-	for (i = 0; i < PROF_UNWIND__COUNT; i++)
-		sum->unwind_errors[i] += c->unwind_errors[i];
+	counters_add(sum, c, 1);
 	/* every file counts the processes and threads it tracked: the most is the least wrong */
 	sum->processes = c->processes > sum->processes ? c->processes : sum->processes;
 	sum->threads = c->threads > sum->threads ? c->threads : sum->threads;
-	sum->lifecycle_gaps += c->lifecycle_gaps;
-	sum->reconciliations += c->reconciliations;
 	sum->mono_end_ns = c->mono_end_ns;
 	sum->wall_end_ns = c->wall_end_ns;
-	sum->frames += c->frames;
-	for (i = 0; i < PROF_FALLBACK__COUNT; i++)
-		sum->fallback_frames[i] += c->fallback_frames[i];
-	sum->offcpu_intervals += c->offcpu_intervals;
-	sum->offcpu_ns += c->offcpu_ns;
-	sum->offcpu_unsampled += c->offcpu_unsampled;
-	sum->offcpu_truncated += c->offcpu_truncated;
-	sum->switch_events += c->switch_events;
 }
 
 /* ---- the files of a recording split by --switch-output ---------------- */

@@ -68,14 +68,6 @@ static int add_dir(struct debuginfo *d, const char *dir, size_t len)
 }
 
 #ifdef HAVE_DEBUGINFOD
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The client calls this at least once a second while it waits: past the deadline, give up. */
 static int debuginfod_progress(debuginfod_client *c, long a, long b)
 {
@@ -83,7 +75,7 @@ static int debuginfod_progress(debuginfod_client *c, long a, long b)
 
 	(void)a;
 	(void)b;
-	return now_ns() > *deadline;
+	return clock_ns(CLOCK_MONOTONIC) > *deadline;
 }
 
 static int debuginfod_start(struct debuginfo *d)
@@ -321,7 +313,7 @@ static int by_debuginfod(struct debuginfo *d, const struct want *w, char **ret)
 
 	if (!d->client || d->debuginfod_off || !w->build_id_len)
 		return 0;
-	deadline = now_ns() + (uint64_t)d->timeout_s * 1000000000u;
+	deadline = clock_ns(CLOCK_MONOTONIC) + (uint64_t)d->timeout_s * 1000000000u;
 	debuginfod_set_user_data(d->client, &deadline);
 	fd = debuginfod_find_debuginfo(d->client, w->build_id, (int)w->build_id_len, &path);
 	debuginfod_set_user_data(d->client, NULL);
@@ -336,10 +328,10 @@ static int by_debuginfod(struct debuginfo *d, const struct want *w, char **ret)
 	}
 	free(path);
 	/* the client reports a lookup that debuginfod_progress() cut short as -ENOENT */
-	if (fd == -ENOENT && now_ns() <= deadline)
+	if (fd == -ENOENT && clock_ns(CLOCK_MONOTONIC) <= deadline)
 		return 0;
 	d->debuginfod_off = true;
-	if (fd == -ENOENT || fd == -ETIME || now_ns() > deadline)
+	if (fd == -ENOENT || fd == -ETIME || clock_ns(CLOCK_MONOTONIC) > deadline)
 		pr_warn("debuginfod did not answer for '%s' within %u s; asking it no more",
 			w->path, d->timeout_s);
 	else

@@ -195,12 +195,6 @@ static int find_series(struct prof_tail *t)
 		return r;
 	r = follow_files(t, (const char *const *)&first, 1);
 	free(first);
-	if (r == -ENODATA) {	/* its metadata is still being written */
-		prof_spool_close(t->sp);
-		t->sp = NULL;
-		prof_errmsg_clear();
-		return 0;
-	}
 	return r;
 }
 
@@ -216,23 +210,16 @@ static int tail_find(struct prof_tail *t)
 
 	if (!t->path)
 		return 0;
-	if (spool_series_base_len(t->path)) {
+	if (spool_series_base_len(t->path))
 		r = access(t->path, F_OK) < 0 && errno == ENOENT
 			    ? 0 : follow_files(t, (const char *const *)&t->path, 1);
-		if (r == -ENODATA) {
-			prof_spool_close(t->sp);
-			t->sp = NULL;
-			prof_errmsg_clear();
-			return 0;
-		}
-		return r;
-	}
-	fd = open(t->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? find_series(t)
-				       : error_set(-errno, "cannot open spool '%s'", t->path);
-	r = tail_attach_fd(t, fd, t->path);
-	if (r == -ENODATA) {	/* empty, or its metadata is still being written */
+	else if ((fd = open(t->path, O_RDONLY | O_CLOEXEC)) >= 0)
+		r = tail_attach_fd(t, fd, t->path);
+	else
+		r = errno == ENOENT ? find_series(t)
+				    : error_set(-errno, "cannot open spool '%s'", t->path);
+	/* empty, or its metadata still being written (no spool was kept): wait */
+	if (r == -ENODATA) {
 		prof_errmsg_clear();
 		return 0;
 	}
