@@ -370,7 +370,7 @@ static void live_stop(void)
 
 static void live_start(struct prof_recorder *rec, const char *output)
 {
-	struct prof_tail_view_opts vo = { .sz = sizeof(vo), .format = PROF_TAIL_TOP,
+	struct prof_tail_view_opts vo = { .sz = sizeof(vo), .format = PROF_TAIL_FORMAT_TOP,
 					  .refresh = isatty(2), .title = output };
 
 	if (prof_recorder_tail(rec, &live_tail) < 0 || prof_tail_view_new(&vo, &live_view) < 0) {
@@ -419,8 +419,8 @@ static void print_summary(const struct prof_recording_summary *s, const char *pa
 		s->samples ? 100.0 * (double)complete / (double)s->samples : 100.0, size,
 		s->samples ? (double)s->spool_bytes / (double)s->samples : 0.0, path);
 	if (s->switch_events || s->offcpu_intervals) {
-		uint64_t blocked = s->offcpu_ns[PROF_OFFCPU_BLOCKED];
-		uint64_t runnable = s->offcpu_ns[PROF_OFFCPU_RUNNABLE];
+		uint64_t blocked = s->offcpu_ns[PROF_OFFCPU_STATE_BLOCKED];
+		uint64_t runnable = s->offcpu_ns[PROF_OFFCPU_STATE_RUNNABLE];
 		uint64_t whole = s->offcpu_intervals - s->offcpu_unsampled - s->offcpu_truncated;
 
 		fprintf(stderr, "prof: off-CPU: %" PRIu64 " intervals, %.3f s (blocked %.3f s, "
@@ -602,7 +602,7 @@ static int end_recording(struct prof_recorder *rec, const struct record_args *a,
 		snprintf(first, sizeof(first), "%s", prof_errmsg());
 		err_msg("%s", first);
 	}
-	if (prof_recorder_finish(rec, &sum) < 0) {
+	if (prof_recorder_close(rec, &sum) < 0) {
 		/* a spool that cannot be written fails the same way again: said once */
 		if (!*first || !strstr(prof_errmsg(), first))
 			err_msg("%s", prof_errmsg());
@@ -633,16 +633,16 @@ static int run_attach(struct record_args *a)
 
 	a->opts.npids = a->npids;
 	a->opts.pids = a->pids;
-	r = prof_recorder_attach(a->pids[0], a->output, PROF_ATTACH_STOP_WHILE_ATTACHING,
+	r = prof_recorder_attach(a->pids[0], a->output, PROF_ATTACH_MODE_STOP,
 				 &a->opts, &rec);
 	if (r < 0) {
 		err_msg("%s", prof_errmsg());
 		return EXIT_FAIL;
 	}
 	for (i = 1; i < a->npids && r >= 0; i++) {
-		r = prof_recorder_attach_process(rec, a->pids[i], PROF_ATTACH_STOP_WHILE_ATTACHING,
+		r = prof_recorder_attach_process(rec, a->pids[i], PROF_ATTACH_MODE_STOP,
 						 &outcome);
-		if (r >= 0 && outcome == PROF_EXITED)
+		if (r >= 0 && outcome == PROF_ATTACH_OUTCOME_EXITED)
 			r = -ESRCH;
 		if (r == -ESRCH)
 			err_msg("pid %d exited while prof was attaching", (int)a->pids[i]);
@@ -685,7 +685,7 @@ static int run_record(int argc, char **argv)
 		err_msg("%s", prof_errmsg());
 		return EXIT_FAIL;
 	}
-	r = prof_recorder_attach(prof_launched_pid(child), a.output, PROF_ATTACH_ON_EXEC, &a.opts,
+	r = prof_recorder_attach(prof_launched_pid(child), a.output, PROF_ATTACH_MODE_ON_EXEC, &a.opts,
 				 &rec);
 	if (r < 0) {
 		err_msg("%s", prof_errmsg());

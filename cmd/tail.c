@@ -148,23 +148,23 @@ static int report_end(const struct tail_args *a, struct prof_tail *t,
 	prof_tail_stats(t, &st);
 	file = st.path ? st.path : a->path;
 	switch (b->state) {
-	case PROF_TAIL_FINISHED:
+	case PROF_TAIL_STATE_FINISHED:
 		return EXIT_OK;
-	case PROF_TAIL_CORRUPT:
+	case PROF_TAIL_STATE_CORRUPT:
 		err_msg("spool '%s' is damaged (%s): stopped after %" PRIu64 " valid blocks", file,
 			b->reason, st.blocks);
 		return EXIT_FAIL;
-	case PROF_TAIL_SHRUNK:
+	case PROF_TAIL_STATE_SHRUNK:
 		err_msg("spool '%s' shrank while being followed (%s): stopped after %" PRIu64
 			" blocks", file, b->reason, st.blocks);
 		return EXIT_FAIL;
-	case PROF_TAIL_WAITING:
+	case PROF_TAIL_STATE_WAITING:
 		err_msg("no spool '%s' appeared in %g s", a->path, a->idle);
 		return EXIT_IDLE;
-	case PROF_TAIL_ABANDONED:
+	case PROF_TAIL_STATE_ABANDONED:
 		err_msg("spool '%s' ends here: %s (the recorder was killed?)", file, b->reason);
 		return EXIT_IDLE;
-	case PROF_TAIL_CUT:
+	case PROF_TAIL_STATE_CUT:
 		err_msg("spool '%s' is cut short (%s) and nothing new came for %g s: the recording "
 			"seems to have died", file, b->reason, a->idle);
 		return EXIT_IDLE;
@@ -216,7 +216,7 @@ out_err:
 
 static int run_tail(int argc, char **argv)
 {
-	struct tail_args a = { .idle = 30, .interval = 1, .format = PROF_TAIL_TOP };
+	struct tail_args a = { .idle = 30, .interval = 1, .format = PROF_TAIL_FORMAT_TOP };
 	struct prof_tail_opts opts = { .sz = sizeof(opts) };
 	struct prof_tail_view_opts vopts = { .sz = sizeof(vopts) };
 	struct prof_tail_view *v = NULL;
@@ -236,7 +236,7 @@ static int run_tail(int argc, char **argv)
 	}
 	vopts.format = a.format;
 	vopts.weight = a.weight;
-	vopts.refresh = a.format == PROF_TAIL_TOP && isatty(STDOUT_FILENO);
+	vopts.refresh = a.format == PROF_TAIL_FORMAT_TOP && isatty(STDOUT_FILENO);
 	vopts.title = a.path;
 	r = prof_tail_view_new(&vopts, &v);
 	if (r < 0) {

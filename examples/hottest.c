@@ -55,7 +55,7 @@ static ssize_t mem_write(void *ctx, const void *buf, size_t len)
 static int record(const char *path, bool memory, char **argv)
 {
 	struct membuf mem = { 0 };
-	struct prof_writer sink = { .write = mem_write, .ctx = &mem };
+	struct prof_sink sink = { .write = mem_write, .ctx = &mem };
 	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
 	struct prof_recording_summary sum;
 	struct prof_launched *child;
@@ -65,9 +65,9 @@ static int record(const char *path, bool memory, char **argv)
 
 	if (prof_launch_suspended(argv, &child) < 0)
 		return die("launch");
-	if ((memory ? prof_recorder_attach_writer(prof_launched_pid(child), &sink,
-						  PROF_ATTACH_ON_EXEC, &opts, &rec)
-		    : prof_recorder_attach(prof_launched_pid(child), path, PROF_ATTACH_ON_EXEC,
+	if ((memory ? prof_recorder_attach_sink(prof_launched_pid(child), &sink,
+						  PROF_ATTACH_MODE_ON_EXEC, &opts, &rec)
+		    : prof_recorder_attach(prof_launched_pid(child), path, PROF_ATTACH_MODE_ON_EXEC,
 					   &opts, &rec)) < 0) {
 		prof_launched_free(child);
 		return die("attach");
@@ -86,7 +86,7 @@ static int record(const char *path, bool memory, char **argv)
 			break;
 	}
 	prof_launched_free(child);
-	if (prof_recorder_finish(rec, &sum) < 0)
+	if (prof_recorder_close(rec, &sum) < 0)
 		return die("finish");
 	printf("%llu samples\n", (unsigned long long)sum.samples);
 	if (memory) {
@@ -105,13 +105,13 @@ static int record(const char *path, bool memory, char **argv)
 static int record_pid(pid_t pid, double seconds, const char *path)
 {
 	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
-	enum prof_refresh_outcome refreshed = PROF_REFRESHED;
+	enum prof_refresh_outcome refreshed = PROF_REFRESH_OUTCOME_DONE;
 	struct prof_recording_summary sum;
 	struct prof_recorder *rec;
 	struct timespec t0, t;
 	bool alive = true;
 
-	if (prof_recorder_attach(pid, path, PROF_ATTACH_STOP_WHILE_ATTACHING, &opts, &rec) < 0)
+	if (prof_recorder_attach(pid, path, PROF_ATTACH_MODE_STOP, &opts, &rec) < 0)
 		return die("attach");
 	if (prof_recorder_enable(rec) < 0) {
 		prof_recorder_free(rec);
@@ -124,9 +124,9 @@ static int record_pid(pid_t pid, double seconds, const char *path)
 		    prof_recorder_process_is_active(rec, pid, &alive) < 0)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (alive && refreshed == PROF_REFRESHED &&
+	} while (alive && refreshed == PROF_REFRESH_OUTCOME_DONE &&
 		 (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
-	if (prof_recorder_finish(rec, &sum) < 0)
+	if (prof_recorder_close(rec, &sum) < 0)
 		return die("finish");
 	printf("%llu samples, %llu threads\n", (unsigned long long)sum.samples,
 	       (unsigned long long)sum.threads);
@@ -140,7 +140,7 @@ static int hottest(const char *path)
 	struct prof_spool_counts n;
 	struct prof_symbolizer *sym;
 	struct prof_spool *sp;
-	struct prof_event ev;
+	struct prof_record ev;
 	uint64_t *count = NULL, best = 0;
 	uint32_t best_id = 0, id, chain[1024];
 	size_t cap = 0, depth = 0;
@@ -148,7 +148,7 @@ static int hottest(const char *path)
 	if (prof_spool_open(path, &sp) < 0)
 		return die("open");
 	while (prof_spool_next(sp, &ev) > 0) {
-		if (ev.type != PROF_EV_SAMPLE || !ev.sample->stack)
+		if (ev.type != PROF_RECORD_SAMPLE || !ev.sample->stack)
 			continue;
 		if (ev.sample->stack >= cap) {
 			size_t ncap = (ev.sample->stack + 1) * 2;

@@ -36,8 +36,8 @@ static const char *const lost_kind_names[PROF_LOST__COUNT] = {
 };
 
 static const char *const offcpu_state_names[PROF_OFFCPU_STATE__COUNT] = {
-	[PROF_OFFCPU_BLOCKED] = "blocked",
-	[PROF_OFFCPU_RUNNABLE] = "runnable",
+	[PROF_OFFCPU_STATE_BLOCKED] = "blocked",
+	[PROF_OFFCPU_STATE_RUNNABLE] = "runnable",
 };
 
 const char *prof_unwind_error_name(unsigned cause)

@@ -26,7 +26,7 @@
  * recorder and its own tail (prof_recorder_tail()) are two handles: the
  * tail, and a symbolizer of it, may be polled on one thread while the
  * recorder polls on another, but prof_recorder_tail(), prof_tail_free() of
- * that tail and prof_recorder_finish() or prof_recorder_free() must not
+ * that tail and prof_recorder_close() or prof_recorder_free() must not
  * run at the same time.  The pure helpers (names of kinds, states and
  * formats, prof_max_sample_rate(), prof_counters_lost_total()) are safe
  * anywhere.
@@ -200,9 +200,9 @@ struct prof_sample {
 
 /* Why a thread was off its CPU: the state its switch-out left it in. */
 enum prof_offcpu_state {
-	PROF_OFFCPU_BLOCKED = 1,	/* it waited for something: I/O, a lock, a sleep,
+	PROF_OFFCPU_STATE_BLOCKED = 1,	/* it waited for something: I/O, a lock, a sleep,
 					 * a child, a page fault */
-	PROF_OFFCPU_RUNNABLE = 2,	/* it was ready to run and waited for a CPU
+	PROF_OFFCPU_STATE_RUNNABLE = 2,	/* it was ready to run and waited for a CPU
 					 * (preempted, or it yielded) */
 	PROF_OFFCPU_STATE__COUNT
 };
@@ -345,7 +345,7 @@ uint64_t prof_counters_lost_total(const struct prof_counters *c);
  * (short writes are retried) or a negative errno; flush() may be NULL.  The
  * writer never closes it.
  */
-struct prof_writer {
+struct prof_sink {
 	ssize_t (*write)(void *ctx, const void *buf, size_t len);
 	int (*flush)(void *ctx);
 	void *ctx;
@@ -370,9 +370,9 @@ int prof_spool_writer_open(const char *path, const struct prof_meta *meta,
 			   struct prof_spool_writer **ret);
 
 /* The same over a caller-owned sink (copied; ctx must outlive the writer). */
-int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta *meta,
-			  const struct prof_spool_writer_opts *opts,
-			  struct prof_spool_writer **ret);
+int prof_spool_writer_open_sink(const struct prof_sink *sink, const struct prof_meta *meta,
+				const struct prof_spool_writer_opts *opts,
+				struct prof_spool_writer **ret);
 
 /*
  * Definitions.  Each returns the new id (>= 1) or -errno: -EINVAL when a
@@ -380,34 +380,34 @@ int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta
  * id space is exhausted, or an error of the sink.  id/exited/retired fields
  * of the argument are ignored.
  */
-int64_t prof_spool_add_process(struct prof_spool_writer *w, const struct prof_process *p);
-int64_t prof_spool_add_thread(struct prof_spool_writer *w, const struct prof_thread *t);
-int64_t prof_spool_add_module(struct prof_spool_writer *w, const struct prof_module *m);
+int64_t prof_spool_writer_add_process(struct prof_spool_writer *w, const struct prof_process *p);
+int64_t prof_spool_writer_add_thread(struct prof_spool_writer *w, const struct prof_thread *t);
+int64_t prof_spool_writer_add_module(struct prof_spool_writer *w, const struct prof_module *m);
 
 /* Interned: the same frame, or the same (parent, frame) node, keeps its id. */
-int64_t prof_spool_intern_frame(struct prof_spool_writer *w, const struct prof_frame *f);
-int64_t prof_spool_intern_stack(struct prof_spool_writer *w, uint32_t parent, uint32_t frame);
+int64_t prof_spool_writer_intern_frame(struct prof_spool_writer *w, const struct prof_frame *f);
+int64_t prof_spool_writer_intern_stack(struct prof_spool_writer *w, uint32_t parent, uint32_t frame);
 
 /*
  * Intern a whole stack given leaf first (frames[0] is the leaf); returns the
  * leaf node id, 0 for an empty stack, or -errno.
  */
-int64_t prof_spool_intern_frames(struct prof_spool_writer *w, const uint32_t *frames, size_t n);
+int64_t prof_spool_writer_intern_frames(struct prof_spool_writer *w, const uint32_t *frames, size_t n);
 
 /* Events.  0 or -errno (-EINVAL for an undefined id). */
-int prof_spool_add_sample(struct prof_spool_writer *w, const struct prof_sample *s);
+int prof_spool_writer_add_sample(struct prof_spool_writer *w, const struct prof_sample *s);
 /* An off-CPU interval: only in a spool whose metadata says PROF_META_OFFCPU. */
-int prof_spool_add_offcpu(struct prof_spool_writer *w, const struct prof_offcpu *o);
-int prof_spool_rename_thread(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns,
-			     const char *name);
-int prof_spool_add_exec(struct prof_spool_writer *w, uint32_t process, uint64_t time_ns,
-			const char *comm, const char *exe);
-int prof_spool_add_process_exit(struct prof_spool_writer *w, uint32_t process,
-				uint64_t time_ns);
-int prof_spool_add_thread_exit(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns);
-int prof_spool_retire_module(struct prof_spool_writer *w, uint32_t module, uint64_t time_ns);
-int prof_spool_add_lost(struct prof_spool_writer *w, const struct prof_lost *l);
-int prof_spool_add_symbol(struct prof_spool_writer *w, const struct prof_symbol *s);
+int prof_spool_writer_add_offcpu(struct prof_spool_writer *w, const struct prof_offcpu *o);
+int prof_spool_writer_rename_thread(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns,
+				    const char *name);
+int prof_spool_writer_add_exec(struct prof_spool_writer *w, uint32_t process, uint64_t time_ns,
+			       const char *comm, const char *exe);
+int prof_spool_writer_add_process_exit(struct prof_spool_writer *w, uint32_t process,
+				       uint64_t time_ns);
+int prof_spool_writer_add_thread_exit(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns);
+int prof_spool_writer_retire_module(struct prof_spool_writer *w, uint32_t module, uint64_t time_ns);
+int prof_spool_writer_add_lost(struct prof_spool_writer *w, const struct prof_lost *l);
+int prof_spool_writer_add_symbol(struct prof_spool_writer *w, const struct prof_symbol *s);
 
 /* Close the current block and hand it to the sink (and fsync-free flush). */
 int prof_spool_writer_flush(struct prof_spool_writer *w);
@@ -427,27 +427,27 @@ int prof_spool_writer_close(struct prof_spool_writer *w);
 
 /* ---- spool reader ------------------------------------------------------- */
 
-enum prof_event_type {
-	PROF_EV_PROCESS = 1,
-	PROF_EV_THREAD,
-	PROF_EV_THREAD_NAME,	/* thread: the renamed thread (name is the new one) */
-	PROF_EV_EXEC,		/* process: after exec (comm, exe updated) */
-	PROF_EV_PROCESS_EXIT,
-	PROF_EV_THREAD_EXIT,
-	PROF_EV_MODULE,
-	PROF_EV_MODULE_RETIRE,
-	PROF_EV_FRAME,
-	PROF_EV_STACK,
-	PROF_EV_SAMPLE,
-	PROF_EV_LOST,
-	PROF_EV_SYMBOL,
-	PROF_EV_TRAILER,
-	PROF_EV_OFFCPU,
+enum prof_record_type {
+	PROF_RECORD_PROCESS = 1,
+	PROF_RECORD_THREAD,
+	PROF_RECORD_THREAD_NAME,	/* thread: the renamed thread (name is the new one) */
+	PROF_RECORD_EXEC,		/* process: after exec (comm, exe updated) */
+	PROF_RECORD_PROCESS_EXIT,
+	PROF_RECORD_THREAD_EXIT,
+	PROF_RECORD_MODULE,
+	PROF_RECORD_MODULE_RETIRE,
+	PROF_RECORD_FRAME,
+	PROF_RECORD_STACK,
+	PROF_RECORD_SAMPLE,
+	PROF_RECORD_LOST,
+	PROF_RECORD_SYMBOL,
+	PROF_RECORD_TRAILER,
+	PROF_RECORD_OFFCPU,
 };
 
 /* One decoded record.  Pointers are valid until the next prof_spool_next(). */
-struct prof_event {
-	enum prof_event_type type;
+struct prof_record {
+	enum prof_record_type type;
 	uint64_t time_ns;	/* for timed events; 0 otherwise */
 	uint32_t id;		/* the defined or affected id */
 	union {
@@ -498,13 +498,13 @@ int prof_spool_open_many(const char *const *paths, size_t n, struct prof_spool *
  * here: the reader stops before it and says why in the status.  Calling
  * again after 0 picks up blocks appended since (what tail needs).
  */
-int prof_spool_next(struct prof_spool *sp, struct prof_event *ret);
+int prof_spool_next(struct prof_spool *sp, struct prof_record *ret);
 
 enum prof_spool_state {
-	PROF_SPOOL_READING,	/* more may come: the last call hit the end of the file */
-	PROF_SPOOL_FINISHED,	/* the trailer was read */
-	PROF_SPOOL_CUT,		/* an incomplete block at the end (no trailer yet) */
-	PROF_SPOOL_CORRUPT,	/* stopped at an invalid block; see reason */
+	PROF_SPOOL_STATE_READING,	/* more may come: the last call hit the end of the file */
+	PROF_SPOOL_STATE_FINISHED,	/* the trailer was read */
+	PROF_SPOOL_STATE_CUT,		/* an incomplete block at the end (no trailer yet) */
+	PROF_SPOOL_STATE_CORRUPT,	/* stopped at an invalid block; see reason */
 };
 
 struct prof_spool_status {
@@ -522,7 +522,7 @@ void prof_spool_status(const struct prof_spool *sp, struct prof_spool_status *re
  * or was killed), -ENOTSUP when the spool cannot tell (its writer did not
  * lock it: no PROF_META_LOCKED).
  */
-int prof_spool_writer_alive(const struct prof_spool *sp);
+int prof_spool_has_writer(const struct prof_spool *sp);
 
 /* The recording's metadata (lent for the reader's lifetime). */
 const struct prof_meta *prof_spool_meta(const struct prof_spool *sp);
@@ -1015,20 +1015,20 @@ enum prof_event_kind {
 };
 
 enum prof_attach_mode {
-	PROF_ATTACH_STOP_WHILE_ATTACHING,	/* a running process: its threads are held
+	PROF_ATTACH_MODE_STOP,	/* a running process: its threads are held
 						 * still (ptrace, no signal) until enable() */
-	PROF_ATTACH_ON_EXEC,		/* a launched child, before its exec */
+	PROF_ATTACH_MODE_ON_EXEC,		/* a launched child, before its exec */
 };
 
 enum prof_attach_outcome {
-	PROF_ATTACHED,
-	PROF_ALREADY_ATTACHED,
-	PROF_EXITED,
+	PROF_ATTACH_OUTCOME_ATTACHED,
+	PROF_ATTACH_OUTCOME_ALREADY,
+	PROF_ATTACH_OUTCOME_EXITED,
 };
 
 enum prof_refresh_outcome {
-	PROF_REFRESHED,
-	PROF_REFRESH_EXITED,
+	PROF_REFRESH_OUTCOME_DONE,
+	PROF_REFRESH_OUTCOME_EXITED,
 };
 
 #define PROF_DEFAULT_FREQ 999
@@ -1131,14 +1131,14 @@ int prof_max_sample_rate(uint64_t *ret);
  * Start recording PID into a new spool for SPOOL_PATH.  The spool is made
  * beside it, without a name (or under a hidden one), and put at
  * SPOOL_PATH when sampling starts: by prof_recorder_enable(), the first
- * prof_recorder_poll(), or at the latest prof_recorder_finish().  What was
+ * prof_recorder_poll(), or at the latest prof_recorder_close().  What was
  * at SPOOL_PATH is then renamed to SPOOL_PATH.old; a recorder freed before
  * that leaves both as they were.  From then on the file holds every block
  * flushed, so a recorder that is killed leaves a readable spool (without
  * its trailer); while it writes, it holds an exclusive flock(2) on it
  * (PROF_META_LOCKED), so readers can tell when it is gone
- * (prof_spool_writer_alive()).  A SPOOL_PATH that is a pipe or a device is
- * written as it is.  With PROF_ATTACH_STOP_WHILE_ATTACHING the threads of PID
+ * (prof_spool_has_writer()).  A SPOOL_PATH that is a pipe or a device is
+ * written as it is.  With PROF_ATTACH_MODE_STOP the threads of PID
  * stay held still until prof_recorder_enable().  Errors: -EINVAL (options:
  * a rate above the kernel maximum names the maximum), -EACCES/-EPERM (perf
  * or ptrace denied: the message names the gate), -ESRCH (no such process,
@@ -1148,9 +1148,9 @@ int prof_recorder_attach(pid_t pid, const char *spool_path, enum prof_attach_mod
 			 const struct prof_recorder_opts *opts, struct prof_recorder **ret);
 
 /* The same, writing the spool into a caller-owned sink. */
-int prof_recorder_attach_writer(pid_t pid, const struct prof_writer *sink,
-				enum prof_attach_mode mode, const struct prof_recorder_opts *opts,
-				struct prof_recorder **ret);
+int prof_recorder_attach_sink(pid_t pid, const struct prof_sink *sink,
+			      enum prof_attach_mode mode, const struct prof_recorder_opts *opts,
+			      struct prof_recorder **ret);
 
 /*
  * Enable sampling and let held processes run again (ON_EXEC events enable
@@ -1218,7 +1218,7 @@ int prof_recorder_active_process_count(struct prof_recorder *rec, size_t *ret);
  * every case; its samples and spool_bytes are what the file holds, which
  * after a write error is less than was sampled.
  */
-int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summary *ret);
+int prof_recorder_close(struct prof_recorder *rec, struct prof_recording_summary *ret);
 
 /*
  * Best-effort disable and free, without a trailer: a spool at its path
@@ -1242,15 +1242,15 @@ void prof_recorder_free(struct prof_recorder *rec);
 struct prof_tail;
 
 enum prof_tail_state {
-	PROF_TAIL_WAITING = 0,	/* no spool yet: the file does not exist, or has no
+	PROF_TAIL_STATE_WAITING = 0,	/* no spool yet: the file does not exist, or has no
 				 * complete header and metadata block yet */
-	PROF_TAIL_RUNNING,	/* the last poll read up to the end of the file: more may come */
-	PROF_TAIL_CUT,		/* the file ends inside a block: being written, or its
+	PROF_TAIL_STATE_RUNNING,	/* the last poll read up to the end of the file: more may come */
+	PROF_TAIL_STATE_CUT,		/* the file ends inside a block: being written, or its
 				 * writer died; more may come */
-	PROF_TAIL_FINISHED,	/* the trailer was read: nothing more will come */
-	PROF_TAIL_CORRUPT,	/* a block failed its checksums or decoding: stopped before it */
-	PROF_TAIL_SHRUNK,	/* the file became shorter than what was read: stopped */
-	PROF_TAIL_ABANDONED,	/* read to its end, without a trailer, and its writer is
+	PROF_TAIL_STATE_FINISHED,	/* the trailer was read: nothing more will come */
+	PROF_TAIL_STATE_CORRUPT,	/* a block failed its checksums or decoding: stopped before it */
+	PROF_TAIL_STATE_SHRUNK,	/* the file became shorter than what was read: stopped */
+	PROF_TAIL_STATE_ABANDONED,	/* read to its end, without a trailer, and its writer is
 				 * gone (killed): nothing more will come */
 	PROF_TAIL__COUNT
 };
@@ -1328,7 +1328,7 @@ struct prof_tail_stats {
  * spool at its path when sampling starts.  Until a spool is open, each
  * poll looks for it; then it follows that file to its end: its trailer,
  * or, for a spool whose writer locks it (PROF_META_LOCKED), the moment
- * the writer is gone without one (PROF_TAIL_ABANDONED).  The first look
+ * the writer is gone without one (PROF_TAIL_STATE_ABANDONED).  The first look
  * happens here, so that a file that is there but is no spool fails at
  * once.  OPTS NULL means defaults.
  *
@@ -1398,7 +1398,7 @@ void prof_tail_free(struct prof_tail *t);
  * outlive REC.  One at a time per recorder; it may be polled on another
  * thread than REC's (see Threads at the top).  Returns 0 and *ret, or
  * -EBUSY (REC has a tail that was not freed), -ENOTSUP (REC writes to a
- * caller-owned sink, prof_recorder_attach_writer(), or to a pipe or a
+ * caller-owned sink, prof_recorder_attach_sink(), or to a pipe or a
  * device), -ENOMEM, open(2) errors.
  */
 int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret);
@@ -1431,10 +1431,10 @@ int prof_tail_symbolizer(struct prof_tail *t, const struct prof_symbolizer_opts 
 struct prof_tail_view;
 
 enum prof_tail_format {
-	PROF_TAIL_TOP = 0,	/* at each print, the hottest functions of the interval
+	PROF_TAIL_FORMAT_TOP = 0,	/* at each print, the hottest functions of the interval
 				 * and overall, under a header of rates and counts */
-	PROF_TAIL_SAMPLES,	/* as they come: "TIME PID TID COMM STACK", a line a sample */
-	PROF_TAIL_JSON,		/* at each print, one JSON object on a line (its keys:
+	PROF_TAIL_FORMAT_SAMPLES,	/* as they come: "TIME PID TID COMM STACK", a line a sample */
+	PROF_TAIL_FORMAT_JSON,		/* at each print, one JSON object on a line (its keys:
 				 * prof-tail(1)) */
 	PROF_TAIL_FORMAT__COUNT
 };

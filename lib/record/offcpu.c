@@ -48,13 +48,13 @@ static int64_t with_state(struct offcpu *oc, uint32_t stack, uint8_t state)
 	int64_t id;
 
 	if (!oc->state_frame[state]) {
-		id = prof_spool_intern_frame(oc->w, &(struct prof_frame){ .kind = PROF_FRAME_STATE,
+		id = prof_spool_writer_intern_frame(oc->w, &(struct prof_frame){ .kind = PROF_FRAME_STATE,
 									  .addr = state });
 		if (id < 0)
 			return id;
 		oc->state_frame[state] = (uint32_t)id;
 	}
-	return prof_spool_intern_stack(oc->w, stack, oc->state_frame[state]);
+	return prof_spool_writer_intern_stack(oc->w, stack, oc->state_frame[state]);
 }
 
 static int close_interval(struct offcpu *oc, uint32_t thread, struct offcpu_open *o,
@@ -77,7 +77,7 @@ static int close_interval(struct offcpu *oc, uint32_t thread, struct offcpu_open
 							  : with_state(oc, o->user_stack, o->state);
 	if (user_stack < 0)
 		return (int)user_stack;
-	r = prof_spool_add_offcpu(oc->w, &(struct prof_offcpu){
+	r = prof_spool_writer_add_offcpu(oc->w, &(struct prof_offcpu){
 		.time_ns = o->start, .duration_ns = duration, .thread = thread,
 		.stack = (uint32_t)stack, .user_stack = (uint32_t)user_stack, .cpu = o->cpu,
 		.state = o->state, .end = (uint8_t)end });
@@ -124,7 +124,7 @@ int offcpu_switched_out(struct offcpu *oc, uint32_t thread, uint64_t time, uint3
 			return r;
 		*o = (struct offcpu_open){ .start = time ? time : 1, .cpu = cpu };
 	}
-	o->state = preempted ? PROF_OFFCPU_RUNNABLE : PROF_OFFCPU_BLOCKED;
+	o->state = preempted ? PROF_OFFCPU_STATE_RUNNABLE : PROF_OFFCPU_STATE_BLOCKED;
 	/*
 	 * The interval starts here, not at the sample: between the two the
 	 * kernel copied the thread's stack into the ring, on the CPU, in the

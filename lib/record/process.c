@@ -21,7 +21,7 @@
 
 int64_t pt_write_process(struct proc_table *pt, struct proc *p, uint64_t time)
 {
-	int64_t id = prof_spool_add_process(pt->w, &(struct prof_process){
+	int64_t id = prof_spool_writer_add_process(pt->w, &(struct prof_process){
 		.pid = p->pid, .ppid = p->ppid, .time_ns = time,
 		.start_time_ns = p->start_time_ns, .comm = p->comm, .exe = p->exe });
 
@@ -32,7 +32,7 @@ int64_t pt_write_process(struct proc_table *pt, struct proc *p, uint64_t time)
 
 int64_t pt_write_thread(struct proc_table *pt, struct thr *t, uint64_t time)
 {
-	int64_t id = prof_spool_add_thread(pt->w, &(struct prof_thread){
+	int64_t id = prof_spool_writer_add_thread(pt->w, &(struct prof_thread){
 		.process = t->proc->spool_id, .tid = t->tid, .time_ns = time, .name = t->name });
 
 	if (id > 0)
@@ -111,7 +111,7 @@ static int retire(struct proc_table *pt, const uint32_t *ids, size_t n, uint64_t
 	int r;
 
 	for (i = 0; i < n; i++) {
-		r = prof_spool_retire_module(pt->w, ids[i], time);
+		r = prof_spool_writer_retire_module(pt->w, ids[i], time);
 		if (r < 0)
 			return r;
 	}
@@ -402,7 +402,7 @@ int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool 
 		p->exe = xstrdup(exe);
 		if (!p->exe)
 			return error_setx(-ENOMEM, "out of memory");
-		r = prof_spool_add_exec(pt->w, p->spool_id, time, comm, exe);
+		r = prof_spool_writer_add_exec(pt->w, p->spool_id, time, comm, exe);
 		if (r < 0)
 			return r;
 	}
@@ -410,7 +410,7 @@ int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool 
 	if (r < 0 || !strncmp(t->name, comm, sizeof(t->name) - 1))
 		return r;
 	snprintf(t->name, sizeof(t->name), "%s", comm);
-	return prof_spool_rename_thread(pt->w, t->spool_id, time, comm);
+	return prof_spool_writer_rename_thread(pt->w, t->spool_id, time, comm);
 }
 
 /* Rebuild the indexes of the table, and where each process's threads begin. */
@@ -496,7 +496,7 @@ int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time)
 			pt->thrs[i].exited = true;
 			pt->thrs[i].exit_ns = time;
 		}
-	r = prof_spool_add_process_exit(pt->w, p->spool_id, time);
+	r = prof_spool_writer_add_process_exit(pt->w, p->spool_id, time);
 	/* nothing will be unwound here again: drop the modules and libdwfl state */
 	as_release(&p->as);
 	return r;
@@ -511,7 +511,7 @@ int pt_exit(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time)
 	if (t && !t->exited && t->proc->pid == pid) {
 		t->exited = true;
 		t->exit_ns = time;
-		r = prof_spool_add_thread_exit(pt->w, t->spool_id, time);
+		r = prof_spool_writer_add_thread_exit(pt->w, t->spool_id, time);
 	}
 	if (r >= 0 && p && pid == tid)
 		r = pt_process_exit(pt, p, time);
@@ -556,7 +556,7 @@ int64_t pt_module_id(struct proc_table *pt, struct proc *p, struct as_module *m)
 		rec.flags |= PROF_MODULE_VDSO;
 	if (m->replaced)
 		rec.flags |= PROF_MODULE_DELETED;
-	id = prof_spool_add_module(pt->w, &rec);
+	id = prof_spool_writer_add_module(pt->w, &rec);
 	if (id <= 0)
 		return id;
 	m->spool_id = (uint32_t)id;

@@ -68,7 +68,7 @@ static int check_opts(struct prof_recorder_opts *o)
 	return 0;
 }
 
-static int recorder_new(pid_t pid, const char *path, const struct prof_writer *sink,
+static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sink,
 			enum prof_attach_mode mode, const struct prof_recorder_opts *opts,
 			struct prof_recorder **ret)
 {
@@ -80,7 +80,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 
 	if (pid <= 0)
 		return error_setx(-EINVAL, "invalid pid %d", (int)pid);
-	if (mode != PROF_ATTACH_ON_EXEC && mode != PROF_ATTACH_STOP_WHILE_ATTACHING)
+	if (mode != PROF_ATTACH_MODE_ON_EXEC && mode != PROF_ATTACH_MODE_STOP)
 		return error_setx(-EINVAL, "unknown attach mode %d", (int)mode);
 	rec = calloc(1, sizeof(*rec));
 	if (!rec)
@@ -91,7 +91,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_writer *s
 		return r;
 	}
 	rec->target = pid;
-	rec->on_exec = mode == PROF_ATTACH_ON_EXEC;
+	rec->on_exec = mode == PROF_ATTACH_MODE_ON_EXEC;
 	rec->kernel = rec->opts.include_kernel;
 	rec->epfd = -1;
 	rec->file.fd = -1;
@@ -176,9 +176,9 @@ int prof_recorder_attach(pid_t pid, const char *spool_path, enum prof_attach_mod
 	return recorder_new(pid, spool_path, NULL, mode, opts, ret);
 }
 
-int prof_recorder_attach_writer(pid_t pid, const struct prof_writer *sink,
-				enum prof_attach_mode mode, const struct prof_recorder_opts *opts,
-				struct prof_recorder **ret)
+int prof_recorder_attach_sink(pid_t pid, const struct prof_sink *sink,
+			      enum prof_attach_mode mode, const struct prof_recorder_opts *opts,
+			      struct prof_recorder **ret)
 {
 	if (!sink)
 		return error_setx(-EINVAL, "no spool writer");
@@ -349,7 +349,7 @@ static void keep_error(int *first, char *msg, size_t len, int r)
 		snprintf(msg + n, len - n, "; then: %s", prof_errmsg());
 }
 
-int prof_recorder_finish(struct prof_recorder *rec, struct prof_recording_summary *ret)
+int prof_recorder_close(struct prof_recorder *rec, struct prof_recording_summary *ret)
 {
 	struct prof_counters c = { 0 };
 	struct prof_recording_summary s;

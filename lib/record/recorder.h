@@ -102,7 +102,7 @@ struct prof_recorder {
  * recorder_spool.c: a writer into the current file; the counters of summary
  * S for a trailer; those less what the files before held (--switch-output).
  */
-int rec_new_writer(struct prof_recorder *rec, const struct prof_writer *sink);
+int rec_new_writer(struct prof_recorder *rec, const struct prof_sink *sink);
 void rec_counters(const struct prof_recording_summary *s, struct prof_counters *c);
 void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c);
 

@@ -75,17 +75,17 @@ int prof_recorder_attach_process(struct prof_recorder *rec, pid_t pid,
 	struct proc *p = pt_find_process(&rec->pt, pid);
 	int r;
 
-	if (mode != PROF_ATTACH_STOP_WHILE_ATTACHING)
+	if (mode != PROF_ATTACH_MODE_STOP)
 		return error_setx(-EINVAL, "a process joins a recording by stopping it while "
 				  "attaching");
 	if (p && !p->exited && kill(pid, 0) == 0) {
-		*ret = PROF_ALREADY_ATTACHED;
+		*ret = PROF_ATTACH_OUTCOME_ALREADY;
 		return 0;
 	}
 	r = hold_process(pid, &h);
 	if (r == -ESRCH) {
 		prof_errmsg_clear();
-		*ret = PROF_EXITED;
+		*ret = PROF_ATTACH_OUTCOME_EXITED;
 		return 0;
 	}
 	if (r < 0)
@@ -103,7 +103,7 @@ int prof_recorder_attach_process(struct prof_recorder *rec, pid_t pid,
 		r = rec_attach_descendants(rec, pid);
 	if (r < 0)
 		return r;
-	*ret = PROF_ATTACHED;
+	*ret = PROF_ATTACH_OUTCOME_ATTACHED;
 	return 0;
 }
 
@@ -120,7 +120,7 @@ int rec_attach_descendants(struct prof_recorder *rec, pid_t pid)
 		return n == -ESRCH ? 0 : error_set(n, "cannot list the children of pid %d", (int)pid);
 	rec->opts.children = false;	/* the list holds them all already */
 	for (i = 0; i < n && r >= 0; i++)
-		r = prof_recorder_attach_process(rec, kids[i], PROF_ATTACH_STOP_WHILE_ATTACHING,
+		r = prof_recorder_attach_process(rec, kids[i], PROF_ATTACH_MODE_STOP,
 						 &outcome);
 	rec->opts.children = children;
 	free(kids);
@@ -140,7 +140,7 @@ int prof_recorder_refresh_threads(struct prof_recorder *rec, pid_t pid,
 	if (n == -ESRCH || p->exited) {
 		if (n >= 0)
 			free(tids);
-		*ret = PROF_REFRESH_EXITED;
+		*ret = PROF_REFRESH_OUTCOME_EXITED;
 		return 0;
 	}
 	if (n < 0)
@@ -163,6 +163,6 @@ int prof_recorder_refresh_threads(struct prof_recorder *rec, pid_t pid,
 	free(tids);
 	if (r < 0)
 		return r;
-	*ret = PROF_REFRESHED;
+	*ret = PROF_REFRESH_OUTCOME_DONE;
 	return 0;
 }

@@ -58,7 +58,7 @@ static int64_t user_frame(struct prof_recorder *rec, struct proc *proc, uint64_t
 		f = (struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)id,
 					 .addr = pc - m->start + m->pgoff };
 	}
-	return prof_spool_intern_frame(rec->w, &f);
+	return prof_spool_writer_intern_frame(rec->w, &f);
 }
 
 /*
@@ -92,9 +92,9 @@ static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struc
 	if (same) {
 		node = m->node[same - 1];
 	} else if (u->cause) {
-		frame = prof_spool_intern_frame(rec->w, &(struct prof_frame){
+		frame = prof_spool_writer_intern_frame(rec->w, &(struct prof_frame){
 			.kind = PROF_FRAME_TRUNCATED, .addr = (uint64_t)u->cause });
-		node = frame < 0 ? frame : prof_spool_intern_stack(rec->w, 0, (uint32_t)frame);
+		node = frame < 0 ? frame : prof_spool_writer_intern_stack(rec->w, 0, (uint32_t)frame);
 		if (node < 0)
 			return node;
 	}
@@ -102,8 +102,8 @@ static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struc
 		uint64_t pc = u->pc[u->n - 1 - i];
 
 		frame = user_frame(rec, proc, pc);
-		node = frame < 0 ? frame : prof_spool_intern_stack(rec->w, (uint32_t)node,
-								   (uint32_t)frame);
+		node = frame < 0 ? frame : prof_spool_writer_intern_stack(rec->w, (uint32_t)node,
+									  (uint32_t)frame);
 		if (node < 0) {
 			m->n = 0;
 			return node;
@@ -198,7 +198,7 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 		}
 		/* the first kernel entry is where it was; the others return addresses */
 		first = i == 1;
-		id = prof_spool_intern_frame(rec->w, &(struct prof_frame){
+		id = prof_spool_writer_intern_frame(rec->w, &(struct prof_frame){
 			.kind = PROF_FRAME_KERNEL, .addr = first ? ip : ip - 1 });
 		if (id < 0)
 			return (int)id;
@@ -236,7 +236,7 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 	id = user_id = intern_user_stack(rec, t, proc, u);
 	/* the kernel's frames on top, the leaf last */
 	while (id >= 0 && n--)
-		id = prof_spool_intern_stack(rec->w, (uint32_t)id, rec->frames[n]);
+		id = prof_spool_writer_intern_stack(rec->w, (uint32_t)id, rec->frames[n]);
 	if (id < 0)
 		return (int)id;
 	if (switched)
@@ -248,7 +248,7 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 		if (r < 0)
 			return r;
 	}
-	r = prof_spool_add_sample(rec->w, &(struct prof_sample){
+	r = prof_spool_writer_add_sample(rec->w, &(struct prof_sample){
 		.time_ns = s.time, .thread = t->spool_id, .stack = (uint32_t)id,
 		.period = s.period, .cpu = s.cpu });
 	if (r < 0)
@@ -269,13 +269,13 @@ static int handle_lost(struct prof_recorder *rec, uint8_t kind, uint64_t count, 
 			rec->sum.lost_switch_samples += count;
 		else
 			rec->sum.lost_switch_records += count;
-		return prof_spool_add_lost(rec->w, &(struct prof_lost){
+		return prof_spool_writer_add_lost(rec->w, &(struct prof_lost){
 			.time_ns = time, .kind = kind, .count = count });
 	}
 	/* any record may be among them: an mmap, a fork, an exit, a rename */
 	rec->need_reconcile |= kind == PROF_LOST_RECORDS;
 	rec->sum.lifecycle_gaps += kind == PROF_LOST_RECORDS;
-	return prof_spool_add_lost(rec->w, &(struct prof_lost){ .time_ns = time, .kind = kind,
+	return prof_spool_writer_add_lost(rec->w, &(struct prof_lost){ .time_ns = time, .kind = kind,
 								.count = count });
 }
 

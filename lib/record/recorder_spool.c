@@ -14,7 +14,7 @@
 #include "recorder.h"
 #include "spool/spool_writer.h"
 
-int rec_new_writer(struct prof_recorder *rec, const struct prof_writer *sink)
+int rec_new_writer(struct prof_recorder *rec, const struct prof_sink *sink)
 {
 	struct prof_recorder_opts *o = &rec->opts;
 	struct utsname u;
@@ -49,7 +49,7 @@ int rec_new_writer(struct prof_recorder *rec, const struct prof_writer *sink)
 	if (o->argc && rec->on_exec)
 		m.npids = 0;	/* a launched command is named by its command line */
 	if (sink)
-		return prof_spool_writer_new(sink, &m, NULL, &rec->w);
+		return prof_spool_writer_open_sink(sink, &m, NULL, &rec->w);
 	return spool_writer_open_fd(rec->file.fd, rec->file.path, &m, NULL, &rec->w);
 }
 
@@ -112,7 +112,7 @@ void rec_counters(const struct prof_recording_summary *s, struct prof_counters *
 	c->lost[PROF_LOST_SWITCH_RECORDS] = s->lost_switch_records;
 	c->switch_events = s->switch_events;
 	c->offcpu_intervals = s->offcpu_intervals;
-	c->offcpu_ns = s->offcpu_ns[PROF_OFFCPU_BLOCKED] + s->offcpu_ns[PROF_OFFCPU_RUNNABLE];
+	c->offcpu_ns = s->offcpu_ns[PROF_OFFCPU_STATE_BLOCKED] + s->offcpu_ns[PROF_OFFCPU_STATE_RUNNABLE];
 	c->offcpu_unsampled = s->offcpu_unsampled;
 	c->offcpu_truncated = s->offcpu_truncated;
 }

@@ -158,8 +158,8 @@ static int64_t carry_stack(struct prof_recorder *rec, const struct old_tables *o
 		if (!f.ref)
 			return parent;
 	}
-	frame = prof_spool_intern_frame(rec->w, &f);
-	return frame < 0 ? frame : prof_spool_intern_stack(rec->w, (uint32_t)parent, (uint32_t)frame);
+	frame = prof_spool_writer_intern_frame(rec->w, &f);
+	return frame < 0 ? frame : prof_spool_writer_intern_stack(rec->w, (uint32_t)parent, (uint32_t)frame);
 }
 
 /*

@@ -367,16 +367,16 @@ int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct
 {
 	enum prof_weight w = prof_filter_weight(f);
 	struct report_event e;
-	struct prof_event ev;
+	struct prof_record ev;
 	uint64_t n = 0;
 	int r;
 
 	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		if (ev.type == PROF_EV_SAMPLE && w != PROF_WEIGHT_OFFCPU) {
+		if (ev.type == PROF_RECORD_SAMPLE && w != PROF_WEIGHT_OFFCPU) {
 			e = (struct report_event){ .s = *ev.sample,
 						   .weight = report_weight(w, false, ev.sample->period) };
 			r = f ? prof_filter_sample(f, sp, sym, ev.sample, &e.s.stack) : 1;
-		} else if (ev.type == PROF_EV_OFFCPU && w != PROF_WEIGHT_CPU) {
+		} else if (ev.type == PROF_RECORD_OFFCPU && w != PROF_WEIGHT_CPU) {
 			const struct prof_offcpu *o = ev.offcpu;
 
 			e = (struct report_event){

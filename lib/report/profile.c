@@ -233,14 +233,14 @@ int prof_profile_add_spool_offcpu(struct prof_profile *p, const struct prof_spoo
 
 int prof_profile_read(struct prof_profile *p, struct prof_spool *sp)
 {
-	struct prof_event ev;
+	struct prof_record ev;
 	int r;
 
 	/* the spool applies renames and execs as it reads them: names are those of now */
 	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		if (ev.type == PROF_EV_SAMPLE)
+		if (ev.type == PROF_RECORD_SAMPLE)
 			r = prof_profile_add_spool_sample(p, sp, ev.sample);
-		else if (ev.type == PROF_EV_OFFCPU)
+		else if (ev.type == PROF_RECORD_OFFCPU)
 			r = prof_profile_add_spool_offcpu(p, sp, ev.offcpu, ev.offcpu->stack);
 		if (r < 0)
 			return r;

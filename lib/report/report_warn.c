@@ -39,10 +39,10 @@ void prof_report_warnings(const struct prof_spool *sp, const char *path, prof_re
 
 	prof_spool_status(sp, &st);
 	switch (st.state) {
-	case PROF_SPOOL_FINISHED:
+	case PROF_SPOOL_STATE_FINISHED:
 		break;
-	case PROF_SPOOL_READING:
-		switch (prof_spool_writer_alive(sp)) {
+	case PROF_SPOOL_STATE_READING:
+		switch (prof_spool_has_writer(sp)) {
 		case 1:
 			say(fn, ctx, "spool '%s' has no trailer yet: the recording is still running",
 			    path);
@@ -56,11 +56,11 @@ void prof_report_warnings(const struct prof_spool *sp, const char *path, prof_re
 			    "was killed", path);
 		}
 		break;
-	case PROF_SPOOL_CUT:
+	case PROF_SPOOL_STATE_CUT:
 		say(fn, ctx, "spool '%s' is cut short (%s): showing its %" PRIu64 " complete blocks",
 		    path, st.reason, st.blocks);
 		break;
-	case PROF_SPOOL_CORRUPT:
+	case PROF_SPOOL_STATE_CORRUPT:
 		say(fn, ctx, "spool '%s' is damaged (%s): showing the %" PRIu64 " valid blocks "
 		    "before it", path, st.reason, st.blocks);
 		break;

@@ -217,7 +217,7 @@ void spool_retire_modules_of(struct prof_spool *sp, uint32_t process)
 }
 
 static int decode_process(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
-			  bool apply, struct prof_event *ev)
+			  bool apply, struct prof_record *ev)
 {
 	struct prof_process p = { 0 };
 	const uint8_t *s1, *s2;
@@ -244,12 +244,12 @@ static int decode_process(struct prof_spool *sp, struct cursor *c, struct spool_
 	ev->process = &sp->processes[p.id - 1];
 	ev->id = p.id;
 	ev->time_ns = t;
-	ev->type = PROF_EV_PROCESS;
+	ev->type = PROF_RECORD_PROCESS;
 	return 0;
 }
 
 static int decode_thread(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
-			 bool apply, struct prof_event *ev)
+			 bool apply, struct prof_record *ev)
 {
 	struct prof_thread th = { 0 };
 	const uint8_t *s;
@@ -276,13 +276,13 @@ static int decode_thread(struct prof_spool *sp, struct cursor *c, struct spool_c
 	ev->thread = &sp->threads[th.id - 1];
 	ev->id = th.id;
 	ev->time_ns = t;
-	ev->type = PROF_EV_THREAD;
+	ev->type = PROF_RECORD_THREAD;
 	return 0;
 }
 
 /* THREAD_NAME, EXEC, PROCESS_EXIT, THREAD_EXIT, MODULE_RETIRE: time, ref, strings. */
 static int decode_change(struct prof_spool *sp, struct cursor *c, enum spool_tag tag,
-			 struct spool_counts *n, bool apply, struct prof_event *ev)
+			 struct spool_counts *n, bool apply, struct prof_record *ev)
 {
 	bool on_thread = tag == SPOOL_TAG_THREAD_NAME || tag == SPOOL_TAG_THREAD_EXIT;
 	uint32_t count = on_thread ? n->threads
@@ -313,13 +313,13 @@ static int decode_change(struct prof_spool *sp, struct cursor *c, enum spool_tag
 		free_str(th->name);
 		th->name = name;
 		ev->thread = th;
-		ev->type = PROF_EV_THREAD_NAME;
+		ev->type = PROF_RECORD_THREAD_NAME;
 		break;
 	}
 	case SPOOL_TAG_THREAD_EXIT:
 		sp->threads[ref - 1].exited = true;
 		ev->thread = &sp->threads[ref - 1];
-		ev->type = PROF_EV_THREAD_EXIT;
+		ev->type = PROF_RECORD_THREAD_EXIT;
 		break;
 	case SPOOL_TAG_EXEC: {
 		struct prof_process *p = &sp->processes[ref - 1];
@@ -337,25 +337,25 @@ static int decode_change(struct prof_spool *sp, struct cursor *c, enum spool_tag
 		/* the old image is gone: none of its modules may resolve a later frame */
 		spool_retire_modules_of(sp, ref);
 		ev->process = p;
-		ev->type = PROF_EV_EXEC;
+		ev->type = PROF_RECORD_EXEC;
 		break;
 	}
 	case SPOOL_TAG_PROCESS_EXIT:
 		sp->processes[ref - 1].exited = true;
 		spool_retire_modules_of(sp, ref);
 		ev->process = &sp->processes[ref - 1];
-		ev->type = PROF_EV_PROCESS_EXIT;
+		ev->type = PROF_RECORD_PROCESS_EXIT;
 		break;
 	default:
 		sp->modules[ref - 1].retired = true;
 		ev->module = &sp->modules[ref - 1];
-		ev->type = PROF_EV_MODULE_RETIRE;
+		ev->type = PROF_RECORD_MODULE_RETIRE;
 	}
 	return 0;
 }
 
 static int decode_module(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
-			 bool apply, struct prof_event *ev)
+			 bool apply, struct prof_record *ev)
 {
 	struct prof_module m = { 0 };
 	const uint8_t *bid, *path;
@@ -409,12 +409,12 @@ static int decode_module(struct prof_spool *sp, struct cursor *c, struct spool_c
 	ev->module = &sp->modules[m.id - 1];
 	ev->id = m.id;
 	ev->time_ns = t;
-	ev->type = PROF_EV_MODULE;
+	ev->type = PROF_RECORD_MODULE;
 	return 0;
 }
 
 static int decode_frame(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
-			bool apply, struct prof_event *ev)
+			bool apply, struct prof_record *ev)
 {
 	struct prof_frame f = { 0 };
 	uint64_t kind;
@@ -461,12 +461,12 @@ static int decode_frame(struct prof_spool *sp, struct cursor *c, struct spool_co
 	sp->frames[f.id - 1] = f;
 	ev->frame = &sp->frames[f.id - 1];
 	ev->id = f.id;
-	ev->type = PROF_EV_FRAME;
+	ev->type = PROF_RECORD_FRAME;
 	return 0;
 }
 
 static int decode_stack(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
-			bool apply, struct prof_event *ev)
+			bool apply, struct prof_record *ev)
 {
 	struct prof_stack_node s;
 
@@ -485,12 +485,12 @@ static int decode_stack(struct prof_spool *sp, struct cursor *c, struct spool_co
 	sp->stacks[n->stacks - 1] = s;
 	ev->stack = &sp->stacks[n->stacks - 1];
 	ev->id = n->stacks;
-	ev->type = PROF_EV_STACK;
+	ev->type = PROF_RECORD_STACK;
 	return 0;
 }
 
 static int decode_sample(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
-			 bool apply, struct prof_event *ev)
+			 bool apply, struct prof_record *ev)
 {
 	struct prof_sample *s = &sp->sample;
 	struct prof_sample tmp;
@@ -512,12 +512,12 @@ static int decode_sample(struct prof_spool *sp, struct cursor *c, struct spool_c
 	ev->sample = s;
 	ev->id = s->stack;
 	ev->time_ns = s->time_ns;
-	ev->type = PROF_EV_SAMPLE;
+	ev->type = PROF_RECORD_SAMPLE;
 	return 0;
 }
 
 static int decode_offcpu(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
-			 bool apply, struct prof_event *ev)
+			 bool apply, struct prof_record *ev)
 {
 	struct prof_offcpu *o = &sp->offcpu;
 	struct prof_offcpu tmp;
@@ -556,12 +556,12 @@ static int decode_offcpu(struct prof_spool *sp, struct cursor *c, struct spool_c
 	ev->offcpu = o;
 	ev->id = o->stack;
 	ev->time_ns = o->time_ns;
-	ev->type = PROF_EV_OFFCPU;
+	ev->type = PROF_RECORD_OFFCPU;
 	return 0;
 }
 
 static int decode_lost(struct prof_spool *sp, struct cursor *c, bool apply,
-		       struct prof_event *ev)
+		       struct prof_record *ev)
 {
 	uint64_t t = 0, kind, count;
 
@@ -576,12 +576,12 @@ static int decode_lost(struct prof_spool *sp, struct cursor *c, bool apply,
 	sp->lost = (struct prof_lost){ .time_ns = t, .kind = (uint8_t)kind, .count = count };
 	ev->lost = &sp->lost;
 	ev->time_ns = t;
-	ev->type = PROF_EV_LOST;
+	ev->type = PROF_RECORD_LOST;
 	return 0;
 }
 
 static int decode_symbol(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
-			 bool apply, struct prof_event *ev)
+			 bool apply, struct prof_record *ev)
 {
 	struct prof_symbol s = { 0 };
 	const uint8_t *name;
@@ -622,12 +622,12 @@ static int decode_symbol(struct prof_spool *sp, struct cursor *c, struct spool_c
 		return -ENOMEM;
 	ev->symbol = &sp->symbols[n->symbols - 1];
 	ev->id = n->symbols;
-	ev->type = PROF_EV_SYMBOL;
+	ev->type = PROF_RECORD_SYMBOL;
 	return 0;
 }
 
 static int decode_trailer(struct prof_spool *sp, struct cursor *c, bool apply,
-			  struct prof_event *ev)
+			  struct prof_record *ev)
 {
 	struct prof_counters *k = &sp->counters;
 	uint64_t key, v;
@@ -669,12 +669,12 @@ static int decode_trailer(struct prof_spool *sp, struct cursor *c, bool apply,
 	if (!apply)
 		return 0;
 	ev->counters = k;
-	ev->type = PROF_EV_TRAILER;
+	ev->type = PROF_RECORD_TRAILER;
 	return 0;
 }
 
 int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *n, bool apply,
-		  struct prof_event *ev)
+		  struct prof_record *ev)
 {
 	struct cursor body;
 	uint64_t tag, len;

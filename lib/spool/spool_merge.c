@@ -118,7 +118,7 @@ static int copy_meta(struct prof_spool *sp, const struct prof_meta *m)
 	return 0;
 }
 
-static int add_process(struct prof_spool *sp, struct spool_merge *g, struct prof_event *ev)
+static int add_process(struct prof_spool *sp, struct spool_merge *g, struct prof_record *ev)
 {
 	const struct prof_process *p = ev->process;
 	struct prof_process *q;
@@ -143,7 +143,7 @@ static int add_process(struct prof_spool *sp, struct spool_merge *g, struct prof
 	return 1;
 }
 
-static int add_thread(struct prof_spool *sp, struct spool_merge *g, struct prof_event *ev)
+static int add_thread(struct prof_spool *sp, struct spool_merge *g, struct prof_record *ev)
 {
 	const struct prof_thread *t = ev->thread;
 	uint32_t proc = map_get(&g->processes, t->process);
@@ -187,7 +187,7 @@ static bool same_module(const struct prof_module *a, const struct prof_module *b
 	       a->dev_minor == b->dev_minor && !strcmp(a->path, b->path);
 }
 
-static int add_module(struct prof_spool *sp, struct spool_merge *g, struct prof_event *ev)
+static int add_module(struct prof_spool *sp, struct spool_merge *g, struct prof_record *ev)
 {
 	const struct prof_module *m = ev->module;
 	uint32_t proc = map_get(&g->processes, m->process);
@@ -226,7 +226,7 @@ static int add_module(struct prof_spool *sp, struct spool_merge *g, struct prof_
 	return 1;
 }
 
-static int add_frame(struct prof_spool *sp, struct spool_merge *g, struct prof_event *ev)
+static int add_frame(struct prof_spool *sp, struct spool_merge *g, struct prof_record *ev)
 {
 	struct prof_frame f = *ev->frame;
 	uint32_t id;
@@ -248,7 +248,7 @@ static int add_frame(struct prof_spool *sp, struct spool_merge *g, struct prof_e
 	return 1;
 }
 
-static int add_stack(struct prof_spool *sp, struct spool_merge *g, struct prof_event *ev)
+static int add_stack(struct prof_spool *sp, struct spool_merge *g, struct prof_record *ev)
 {
 	struct prof_stack_node s = { .parent = map_get(&g->stacks, ev->stack->parent),
 				     .frame = map_get(&g->frames, ev->stack->frame) };
@@ -267,7 +267,7 @@ static int add_stack(struct prof_spool *sp, struct spool_merge *g, struct prof_e
 	return 1;
 }
 
-static int add_symbol(struct prof_spool *sp, struct spool_merge *g, struct prof_event *ev)
+static int add_symbol(struct prof_spool *sp, struct spool_merge *g, struct prof_record *ev)
 {
 	struct prof_symbol s = *ev->symbol;
 	uint64_t h = 14695981039346656037ull;
@@ -413,29 +413,29 @@ static int append_next(struct prof_spool *sp, struct spool_merge *g)
  * it out, 0 for what the merged spool already has (or keeps to itself), or
  * -errno.
  */
-static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_event *ev)
+static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_record *ev)
 {
 	uint32_t id;
 
 	switch (ev->type) {
-	case PROF_EV_PROCESS:
+	case PROF_RECORD_PROCESS:
 		return add_process(sp, g, ev);
-	case PROF_EV_THREAD:
+	case PROF_RECORD_THREAD:
 		return add_thread(sp, g, ev);
-	case PROF_EV_MODULE:
+	case PROF_RECORD_MODULE:
 		return add_module(sp, g, ev);
-	case PROF_EV_FRAME:
+	case PROF_RECORD_FRAME:
 		return add_frame(sp, g, ev);
-	case PROF_EV_STACK:
+	case PROF_RECORD_STACK:
 		return add_stack(sp, g, ev);
-	case PROF_EV_SYMBOL:
+	case PROF_RECORD_SYMBOL:
 		return add_symbol(sp, g, ev);
-	case PROF_EV_THREAD_NAME:
-	case PROF_EV_THREAD_EXIT: {
+	case PROF_RECORD_THREAD_NAME:
+	case PROF_RECORD_THREAD_EXIT: {
 		struct prof_thread *t = &sp->threads[(id = map_get(&g->threads, ev->id)) - 1];
 		char *name;
 
-		if (ev->type == PROF_EV_THREAD_EXIT) {
+		if (ev->type == PROF_RECORD_THREAD_EXIT) {
 			t->exited = true;
 		} else {
 			if (!(name = xstrdup(ev->thread->name)))
@@ -447,12 +447,12 @@ static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_e
 		ev->id = id;
 		return 1;
 	}
-	case PROF_EV_EXEC:
-	case PROF_EV_PROCESS_EXIT: {
+	case PROF_RECORD_EXEC:
+	case PROF_RECORD_PROCESS_EXIT: {
 		struct prof_process *p = &sp->processes[(id = map_get(&g->processes, ev->id)) - 1];
 		char *comm, *exe;
 
-		if (ev->type == PROF_EV_PROCESS_EXIT) {
+		if (ev->type == PROF_RECORD_PROCESS_EXIT) {
 			p->exited = true;
 		} else {
 			comm = xstrdup(ev->process->comm);
@@ -472,13 +472,13 @@ static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_e
 		ev->id = id;
 		return 1;
 	}
-	case PROF_EV_MODULE_RETIRE:
+	case PROF_RECORD_MODULE_RETIRE:
 		id = map_get(&g->modules, ev->id);
 		sp->modules[id - 1].retired = true;
 		ev->module = &sp->modules[id - 1];
 		ev->id = id;
 		return 1;
-	case PROF_EV_SAMPLE:
+	case PROF_RECORD_SAMPLE:
 		sp->sample = *ev->sample;
 		sp->sample.thread = map_get(&g->threads, sp->sample.thread);
 		sp->sample.stack = map_get(&g->stacks, sp->sample.stack);
@@ -486,7 +486,7 @@ static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_e
 		ev->sample = &sp->sample;
 		ev->id = sp->sample.stack;
 		return 1;
-	case PROF_EV_OFFCPU:
+	case PROF_RECORD_OFFCPU:
 		sp->offcpu = *ev->offcpu;
 		sp->offcpu.thread = map_get(&g->threads, sp->offcpu.thread);
 		sp->offcpu.stack = map_get(&g->stacks, sp->offcpu.stack);
@@ -495,11 +495,11 @@ static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_e
 		ev->offcpu = &sp->offcpu;
 		ev->id = sp->offcpu.stack;
 		return 1;
-	case PROF_EV_LOST:
+	case PROF_RECORD_LOST:
 		sp->lost = *ev->lost;
 		ev->lost = &sp->lost;
 		return 1;
-	case PROF_EV_TRAILER: {
+	case PROF_RECORD_TRAILER: {
 		int r = g->follow && g->cur + 1 == g->nparts ? append_next(sp, g) : 0;
 
 		if (r < 0)
@@ -526,14 +526,14 @@ static void follow_part(struct prof_spool *sp, struct spool_merge *g, struct pro
 	if (g->problem)
 		return;
 	sp->state = part->state;
-	if (part->state == PROF_SPOOL_CUT || part->state == PROF_SPOOL_CORRUPT)
+	if (part->state == PROF_SPOOL_STATE_CUT || part->state == PROF_SPOOL_STATE_CORRUPT)
 		snprintf(sp->reason, sizeof(sp->reason), "%.96s: %.150s", g->parts[g->cur].path,
 			 part->reason);
 	else
 		sp->reason[0] = '\0';
 }
 
-static int merge_next(struct prof_spool *sp, struct prof_event *ret)
+static int merge_next(struct prof_spool *sp, struct prof_record *ret)
 {
 	struct spool_merge *g = sp->merge;
 	int r;
@@ -558,11 +558,11 @@ static int merge_next(struct prof_spool *sp, struct prof_event *ret)
 		follow_part(sp, g, part);
 		if (g->cur + 1 == g->nparts)
 			return 0;	/* the last file: it may still grow */
-		if (part->state != PROF_SPOOL_FINISHED && !g->problem) {
+		if (part->state != PROF_SPOOL_STATE_FINISHED && !g->problem) {
 			/* a file cut short before the next began: say so, read on */
 			g->problem = true;
-			sp->state = part->state == PROF_SPOOL_READING ? PROF_SPOOL_CUT : part->state;
-			if (part->state == PROF_SPOOL_READING)
+			sp->state = part->state == PROF_SPOOL_STATE_READING ? PROF_SPOOL_STATE_CUT : part->state;
+			if (part->state == PROF_SPOOL_STATE_READING)
 				snprintf(sp->reason, sizeof(sp->reason), "%.96s: ends without its "
 					 "trailer, before the next file", g->parts[g->cur].path);
 		}
@@ -694,7 +694,7 @@ int spool_merge_open(const char *const *paths, size_t n, bool follow, struct pro
 		merge_free(g);
 		return r;
 	}
-	sp->state = PROF_SPOOL_READING;
+	sp->state = PROF_SPOOL_STATE_READING;
 	*ret = sp;
 	return 0;
 }

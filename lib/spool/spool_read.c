@@ -97,7 +97,7 @@ static int load_block(struct prof_spool *sp)
 	uint64_t off = sp->offset, blk = sp->blocks + 1;
 	uint32_t stored, raw;
 	struct spool_counts n = sp->n;
-	struct prof_event ev;
+	struct prof_record ev;
 	struct cursor c;
 	const char *why;
 	struct stat st;
@@ -107,17 +107,17 @@ static int load_block(struct prof_spool *sp)
 		return error_set(-errno, "cannot read spool '%s'", sp->name);
 	sp->file_size = (uint64_t)st.st_size;
 	if (sp->file_size < off) {
-		stop(sp, PROF_SPOOL_CORRUPT, "file shrank to %llu bytes, below offset %llu",
+		stop(sp, PROF_SPOOL_STATE_CORRUPT, "file shrank to %llu bytes, below offset %llu",
 		     (unsigned long long)sp->file_size, (unsigned long long)off);
 		return 0;
 	}
 	if (sp->file_size == off) {
-		sp->state = PROF_SPOOL_READING;
+		sp->state = PROF_SPOOL_STATE_READING;
 		sp->reason[0] = '\0';
 		return 0;
 	}
 	if (sp->file_size - off < sizeof(h)) {
-		stop(sp, PROF_SPOOL_CUT, "block %llu at offset %llu: incomplete header",
+		stop(sp, PROF_SPOOL_STATE_CUT, "block %llu at offset %llu: incomplete header",
 		     (unsigned long long)blk, (unsigned long long)off);
 		return 0;
 	}
@@ -137,12 +137,12 @@ static int load_block(struct prof_spool *sp)
 			? "stated size beyond what deflate can produce"
 			: NULL;
 	if (why) {
-		stop(sp, PROF_SPOOL_CORRUPT, "block %llu at offset %llu: %s",
+		stop(sp, PROF_SPOOL_STATE_CORRUPT, "block %llu at offset %llu: %s",
 		     (unsigned long long)blk, (unsigned long long)off, why);
 		return 0;
 	}
 	if (sp->file_size - off - sizeof(h) < stored) {
-		stop(sp, PROF_SPOOL_CUT, "block %llu at offset %llu: incomplete (%llu of %u bytes)",
+		stop(sp, PROF_SPOOL_STATE_CUT, "block %llu at offset %llu: incomplete (%llu of %u bytes)",
 		     (unsigned long long)blk, (unsigned long long)off,
 		     (unsigned long long)(sp->file_size - off - sizeof(h)), stored);
 		return 0;
@@ -165,14 +165,14 @@ static int load_block(struct prof_spool *sp)
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0) {
-			stop(sp, PROF_SPOOL_CORRUPT, "block %llu at offset %llu: record at byte %zu: %s",
+			stop(sp, PROF_SPOOL_STATE_CORRUPT, "block %llu at offset %llu: record at byte %zu: %s",
 			     (unsigned long long)blk, (unsigned long long)off,
 			     (size_t)(at - sp->raw), c.err ? c.err : "invalid");
 			return 0;
 		}
 	}
 	if (why) {
-		stop(sp, PROF_SPOOL_CORRUPT, "block %llu at offset %llu: %s",
+		stop(sp, PROF_SPOOL_STATE_CORRUPT, "block %llu at offset %llu: %s",
 		     (unsigned long long)blk, (unsigned long long)off, why);
 		return 0;
 	}
@@ -183,7 +183,7 @@ static int load_block(struct prof_spool *sp)
 	return 1;
 }
 
-int prof_spool_next(struct prof_spool *sp, struct prof_event *ret)
+int prof_spool_next(struct prof_spool *sp, struct prof_record *ret)
 {
 	if (sp->merge)
 		return sp->merge_next(sp, ret);
@@ -197,14 +197,14 @@ int prof_spool_next(struct prof_spool *sp, struct prof_event *ret)
 				return r == -ENOMEM ? r : error_setx(-EBADMSG, "spool '%s': %s",
 								     sp->name, c.err);
 			sp->pos = (size_t)(c.p - sp->raw);
-			if (ret->type == PROF_EV_TRAILER) {
-				sp->state = PROF_SPOOL_FINISHED;
+			if (ret->type == PROF_RECORD_TRAILER) {
+				sp->state = PROF_SPOOL_STATE_FINISHED;
 				sp->pos = sp->raw_len;
 			}
 			if (ret->type)
 				return 1;
 		}
-		if (sp->state == PROF_SPOOL_FINISHED || sp->state == PROF_SPOOL_CORRUPT)
+		if (sp->state == PROF_SPOOL_STATE_FINISHED || sp->state == PROF_SPOOL_STATE_CORRUPT)
 			return 0;
 		int r = load_block(sp);
 
@@ -217,7 +217,7 @@ int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret)
 {
 	uint8_t h[SPOOL_HEADER_LEN];
 	struct prof_spool *sp;
-	struct prof_event ev;
+	struct prof_record ev;
 	struct stat st;
 	int r;
 
@@ -271,7 +271,7 @@ int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret)
 	sp->offset = sizeof(h);
 	r = load_block(sp);
 	if (r == 0) {
-		r = sp->state == PROF_SPOOL_CORRUPT
+		r = sp->state == PROF_SPOOL_STATE_CORRUPT
 			    ? error_setx(-EBADMSG, "spool '%s' is corrupt: %s", name, sp->reason)
 			    : error_setx(-ENODATA, "spool '%s' ends before its metadata", name);
 		goto out_free;
@@ -315,12 +315,12 @@ void prof_spool_status(const struct prof_spool *sp, struct prof_spool_status *re
 	};
 }
 
-int prof_spool_writer_alive(const struct prof_spool *sp)
+int prof_spool_has_writer(const struct prof_spool *sp)
 {
 	int r;
 
 	if (sp->merge)	/* the last file read, or being read */
-		return sp->merge_current(sp) ? prof_spool_writer_alive(sp->merge_current(sp)) : 0;
+		return sp->merge_current(sp) ? prof_spool_has_writer(sp->merge_current(sp)) : 0;
 	if (!(sp->meta.flags & PROF_META_LOCKED))
 		return -ENOTSUP;
 	r = spool_file_has_writer(sp->fd);
@@ -352,7 +352,7 @@ const struct prof_meta *prof_spool_meta(const struct prof_spool *sp)
 
 const struct prof_counters *prof_spool_counters(const struct prof_spool *sp)
 {
-	return sp->n.trailer && sp->state == PROF_SPOOL_FINISHED ? &sp->counters : NULL;
+	return sp->n.trailer && sp->state == PROF_SPOOL_STATE_FINISHED ? &sp->counters : NULL;
 }
 
 void prof_spool_counts(const struct prof_spool *sp, struct prof_spool_counts *ret)

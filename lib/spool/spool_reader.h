@@ -73,7 +73,7 @@ struct prof_spool {
 	 */
 	struct spool_merge *merge;
 	/* its operations, set by spool_merge.c (so that this file never calls it) */
-	int (*merge_next)(struct prof_spool *sp, struct prof_event *ret);
+	int (*merge_next)(struct prof_spool *sp, struct prof_record *ret);
 	const struct prof_spool *(*merge_current)(const struct prof_spool *sp);
 	void (*merge_free)(struct spool_merge *g);
 	struct prof_lost lost;
@@ -104,6 +104,6 @@ struct cursor {
  * record that produces no event).  -EBADMSG with c->err set, or -ENOMEM.
  */
 int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *n, bool apply,
-		  struct prof_event *ev);
+		  struct prof_record *ev);
 
 #endif /* PROF_SPOOL_READER_H */

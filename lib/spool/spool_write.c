@@ -28,7 +28,7 @@ struct buf {
 };
 
 struct prof_spool_writer {
-	struct prof_writer sink;
+	struct prof_sink sink;
 	int fd;			/* ours to close, or -1 (a caller's sink or descriptor) */
 	int *fd_ctx;		/* the sink's ctx when it writes a descriptor */
 	char *path;
@@ -261,7 +261,7 @@ static ssize_t fd_write(void *ctx, const void *buf, size_t len)
 }
 
 /* A writer into SINK, its errors naming the spool NAME. */
-static int writer_new(const struct prof_writer *sink, const char *name,
+static int writer_new(const struct prof_sink *sink, const char *name,
 		      const struct prof_meta *meta, const struct prof_spool_writer_opts *opts,
 		      struct prof_spool_writer **ret)
 {
@@ -314,9 +314,9 @@ out_free:
 	return r;
 }
 
-int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta *meta,
-			  const struct prof_spool_writer_opts *opts,
-			  struct prof_spool_writer **ret)
+int prof_spool_writer_open_sink(const struct prof_sink *sink, const struct prof_meta *meta,
+				const struct prof_spool_writer_opts *opts,
+				struct prof_spool_writer **ret)
 {
 	return writer_new(sink, "<writer>", meta, opts, ret);
 }
@@ -324,7 +324,7 @@ int prof_spool_writer_new(const struct prof_writer *sink, const struct prof_meta
 int spool_writer_open_fd(int fd, const char *name, const struct prof_meta *meta,
 			 const struct prof_spool_writer_opts *opts, struct prof_spool_writer **ret)
 {
-	struct prof_writer sink = { .write = fd_write };
+	struct prof_sink sink = { .write = fd_write };
 	int *fdp = malloc(sizeof(*fdp));
 	int r;
 
@@ -375,7 +375,7 @@ static int check_ref(uint32_t ref, uint32_t count, bool zero_ok, const char *wha
 	return error_setx(-EINVAL, "spool writer: undefined %s %u", what, ref);
 }
 
-int64_t prof_spool_add_process(struct prof_spool_writer *w, const struct prof_process *p)
+int64_t prof_spool_writer_add_process(struct prof_spool_writer *w, const struct prof_process *p)
 {
 	int r = check_str("comm", p->comm) ?: check_str("exe", p->exe) ?:
 		rec_begin(w, str_len(p->comm) + str_len(p->exe));
@@ -392,7 +392,7 @@ int64_t prof_spool_add_process(struct prof_spool_writer *w, const struct prof_pr
 	return r < 0 ? r : new_id(&w->nprocesses, "process");
 }
 
-int64_t prof_spool_add_thread(struct prof_spool_writer *w, const struct prof_thread *t)
+int64_t prof_spool_writer_add_thread(struct prof_spool_writer *w, const struct prof_thread *t)
 {
 	int r = check_ref(t->process, w->nprocesses, false, "process") ?:
 		check_str("thread name", t->name) ?: rec_begin(w, str_len(t->name));
@@ -407,7 +407,7 @@ int64_t prof_spool_add_thread(struct prof_spool_writer *w, const struct prof_thr
 	return r < 0 ? r : new_id(&w->nthreads, "thread");
 }
 
-int64_t prof_spool_add_module(struct prof_spool_writer *w, const struct prof_module *m)
+int64_t prof_spool_writer_add_module(struct prof_spool_writer *w, const struct prof_module *m)
 {
 	int r = check_ref(m->process, w->nprocesses, true, "process") ?:
 		check_str("module path", m->path);
@@ -435,7 +435,7 @@ int64_t prof_spool_add_module(struct prof_spool_writer *w, const struct prof_mod
 	return r < 0 ? r : new_id(&w->nmodules, "module");
 }
 
-int64_t prof_spool_intern_frame(struct prof_spool_writer *w, const struct prof_frame *f)
+int64_t prof_spool_writer_intern_frame(struct prof_spool_writer *w, const struct prof_frame *f)
 {
 	uint64_t key = (uint64_t)f->kind << 32 | f->ref;
 	uint32_t id = intern_find(&w->frame_ids, key, f->addr);
@@ -484,7 +484,7 @@ int64_t prof_spool_intern_frame(struct prof_spool_writer *w, const struct prof_f
 	return r < 0 ? r : id64;
 }
 
-int64_t prof_spool_intern_stack(struct prof_spool_writer *w, uint32_t parent, uint32_t frame)
+int64_t prof_spool_writer_intern_stack(struct prof_spool_writer *w, uint32_t parent, uint32_t frame)
 {
 	uint32_t id = intern_find(&w->stack_ids, parent, frame);
 	int64_t id64;
@@ -508,19 +508,19 @@ int64_t prof_spool_intern_stack(struct prof_spool_writer *w, uint32_t parent, ui
 	return r < 0 ? r : id64;
 }
 
-int64_t prof_spool_intern_frames(struct prof_spool_writer *w, const uint32_t *frames, size_t n)
+int64_t prof_spool_writer_intern_frames(struct prof_spool_writer *w, const uint32_t *frames, size_t n)
 {
 	int64_t node = 0;
 
 	while (n--) {
-		node = prof_spool_intern_stack(w, (uint32_t)node, frames[n]);
+		node = prof_spool_writer_intern_stack(w, (uint32_t)node, frames[n]);
 		if (node < 0)
 			return node;
 	}
 	return node;
 }
 
-int prof_spool_add_sample(struct prof_spool_writer *w, const struct prof_sample *s)
+int prof_spool_writer_add_sample(struct prof_spool_writer *w, const struct prof_sample *s)
 {
 	int r = check_ref(s->thread, w->nthreads, false, "thread") ?:
 		check_ref(s->stack, w->nstacks, true, "stack") ?: rec_begin(w, 0);
@@ -537,7 +537,7 @@ int prof_spool_add_sample(struct prof_spool_writer *w, const struct prof_sample 
 	return rec_emit(w, SPOOL_TAG_SAMPLE);
 }
 
-int prof_spool_add_offcpu(struct prof_spool_writer *w, const struct prof_offcpu *o)
+int prof_spool_writer_add_offcpu(struct prof_spool_writer *w, const struct prof_offcpu *o)
 {
 	int r = check_ref(o->thread, w->nthreads, false, "thread") ?:
 		check_ref(o->stack, w->nstacks, true, "stack") ?:
@@ -584,15 +584,15 @@ static int add_named(struct prof_spool_writer *w, enum spool_tag tag, uint32_t r
 	return rec_emit(w, tag);
 }
 
-int prof_spool_rename_thread(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns,
-			     const char *name)
+int prof_spool_writer_rename_thread(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns,
+				    const char *name)
 {
 	return add_named(w, SPOOL_TAG_THREAD_NAME, thread, w->nthreads, "thread", time_ns, name,
 			 NULL, false);
 }
 
-int prof_spool_add_exec(struct prof_spool_writer *w, uint32_t process, uint64_t time_ns,
-			const char *comm, const char *exe)
+int prof_spool_writer_add_exec(struct prof_spool_writer *w, uint32_t process, uint64_t time_ns,
+			       const char *comm, const char *exe)
 {
 	return add_named(w, SPOOL_TAG_EXEC, process, w->nprocesses, "process", time_ns, comm,
 			 exe, true);
@@ -610,24 +610,24 @@ static int add_ref_event(struct prof_spool_writer *w, enum spool_tag tag, uint32
 	return rec_emit(w, tag);
 }
 
-int prof_spool_add_process_exit(struct prof_spool_writer *w, uint32_t process, uint64_t time_ns)
+int prof_spool_writer_add_process_exit(struct prof_spool_writer *w, uint32_t process, uint64_t time_ns)
 {
 	return add_ref_event(w, SPOOL_TAG_PROCESS_EXIT, process, w->nprocesses, "process",
 			     time_ns);
 }
 
-int prof_spool_add_thread_exit(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns)
+int prof_spool_writer_add_thread_exit(struct prof_spool_writer *w, uint32_t thread, uint64_t time_ns)
 {
 	return add_ref_event(w, SPOOL_TAG_THREAD_EXIT, thread, w->nthreads, "thread", time_ns);
 }
 
-int prof_spool_retire_module(struct prof_spool_writer *w, uint32_t module, uint64_t time_ns)
+int prof_spool_writer_retire_module(struct prof_spool_writer *w, uint32_t module, uint64_t time_ns)
 {
 	return add_ref_event(w, SPOOL_TAG_MODULE_RETIRE, module, w->nmodules, "module",
 			     time_ns);
 }
 
-int prof_spool_add_lost(struct prof_spool_writer *w, const struct prof_lost *l)
+int prof_spool_writer_add_lost(struct prof_spool_writer *w, const struct prof_lost *l)
 {
 	int r;
 
@@ -642,7 +642,7 @@ int prof_spool_add_lost(struct prof_spool_writer *w, const struct prof_lost *l)
 	return rec_emit(w, SPOOL_TAG_LOST);
 }
 
-int prof_spool_add_symbol(struct prof_spool_writer *w, const struct prof_symbol *s)
+int prof_spool_writer_add_symbol(struct prof_spool_writer *w, const struct prof_symbol *s)
 {
 	int r;
 

@@ -11,7 +11,7 @@
 
 /*
  * A writer into FD, which stays the caller's to close (after the writer),
- * its errors naming the spool NAME.  0 or -errno, as prof_spool_writer_new().
+ * its errors naming the spool NAME.  0 or -errno, as prof_spool_writer_open_sink().
  */
 int spool_writer_open_fd(int fd, const char *name, const struct prof_meta *meta,
 			 const struct prof_spool_writer_opts *opts, struct prof_spool_writer **ret);

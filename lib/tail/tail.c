@@ -28,10 +28,10 @@
 #define WAIT_SLICE_MS 100	/* how often to look again without inotify */
 
 static const char *const state_names[PROF_TAIL__COUNT] = {
-	[PROF_TAIL_WAITING] = "waiting",   [PROF_TAIL_RUNNING] = "running",
-	[PROF_TAIL_CUT] = "cut",	   [PROF_TAIL_FINISHED] = "finished",
-	[PROF_TAIL_CORRUPT] = "corrupt",   [PROF_TAIL_SHRUNK] = "shrunk",
-	[PROF_TAIL_ABANDONED] = "abandoned",
+	[PROF_TAIL_STATE_WAITING] = "waiting",   [PROF_TAIL_STATE_RUNNING] = "running",
+	[PROF_TAIL_STATE_CUT] = "cut",	   [PROF_TAIL_STATE_FINISHED] = "finished",
+	[PROF_TAIL_STATE_CORRUPT] = "corrupt",   [PROF_TAIL_STATE_SHRUNK] = "shrunk",
+	[PROF_TAIL_STATE_ABANDONED] = "abandoned",
 };
 
 const char *prof_tail_state_name(unsigned state)
@@ -41,8 +41,8 @@ const char *prof_tail_state_name(unsigned state)
 
 bool prof_tail_state_is_final(enum prof_tail_state state)
 {
-	return state == PROF_TAIL_FINISHED || state == PROF_TAIL_CORRUPT ||
-	       state == PROF_TAIL_SHRUNK || state == PROF_TAIL_ABANDONED;
+	return state == PROF_TAIL_STATE_FINISHED || state == PROF_TAIL_STATE_CORRUPT ||
+	       state == PROF_TAIL_STATE_SHRUNK || state == PROF_TAIL_STATE_ABANDONED;
 }
 
 int tail_new(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret)
@@ -109,7 +109,7 @@ int tail_attach_fd(struct prof_tail *t, int fd, const char *name)
 	t->meta_end = t->block_end = t->consumed = st.offset;
 	t->seen_blocks = st.blocks;
 	t->max_size = t->polled_size = st.file_size;
-	t->state = PROF_TAIL_RUNNING;
+	t->state = PROF_TAIL_STATE_RUNNING;
 	watch(t);
 	return 0;
 }
@@ -176,7 +176,7 @@ static int follow_files(struct prof_tail *t, const char *const *paths, size_t n)
 	t->meta_end = t->block_end = t->consumed = st.offset;
 	t->seen_blocks = st.blocks;
 	t->polled_size = t->max_size;
-	t->state = PROF_TAIL_RUNNING;
+	t->state = PROF_TAIL_STATE_RUNNING;
 	return 0;
 }
 
@@ -375,48 +375,48 @@ static int add_sample(struct prof_tail *t, const struct prof_sample *s, uint8_t 
 	return 0;
 }
 
-static int on_event(struct prof_tail *t, const struct prof_event *ev, struct prof_tail_batch *b,
+static int on_event(struct prof_tail *t, const struct prof_record *ev, struct prof_tail_batch *b,
 		    size_t *n)
 {
 	struct prof_tail_stats *s = &t->stats;
 
 	switch (ev->type) {
-	case PROF_EV_SAMPLE:
+	case PROF_RECORD_SAMPLE:
 		return add_sample(t, ev->sample, 0, n);
-	case PROF_EV_OFFCPU: {
+	case PROF_RECORD_OFFCPU: {
 		const struct prof_offcpu *o = ev->offcpu;
 
 		return add_sample(t, &(struct prof_sample){ .time_ns = o->time_ns,
 			.thread = o->thread, .stack = o->stack, .period = o->duration_ns,
 			.cpu = o->cpu }, o->state, n);
 	}
-	case PROF_EV_PROCESS:
+	case PROF_RECORD_PROCESS:
 		s->processes_alive++;
 		break;
-	case PROF_EV_PROCESS_EXIT:
+	case PROF_RECORD_PROCESS_EXIT:
 		s->processes_alive -= s->processes_alive > 0;
 		break;
-	case PROF_EV_THREAD:
+	case PROF_RECORD_THREAD:
 		s->threads_alive++;
 		forget_comm(t, ev->id);
 		break;
-	case PROF_EV_THREAD_EXIT:
+	case PROF_RECORD_THREAD_EXIT:
 		s->threads_alive -= s->threads_alive > 0;
 		break;
-	case PROF_EV_THREAD_NAME:
+	case PROF_RECORD_THREAD_NAME:
 		forget_comm(t, ev->id);
 		break;
-	case PROF_EV_EXEC:	/* the threads named after the process may change */
+	case PROF_RECORD_EXEC:	/* the threads named after the process may change */
 		if (t->comm_of)
 			memset(t->comm_of, 0, t->comm_of_cap * sizeof(*t->comm_of));
 		break;
-	case PROF_EV_MODULE_RETIRE:
+	case PROF_RECORD_MODULE_RETIRE:
 		b->modules_retired++;
 		break;
-	case PROF_EV_SYMBOL:
+	case PROF_RECORD_SYMBOL:
 		b->symbols_added = true;
 		break;
-	case PROF_EV_LOST:
+	case PROF_RECORD_LOST:
 		b->lost += ev->lost->count;
 		s->lost += ev->lost->count;
 		break;
@@ -448,7 +448,7 @@ static bool check_size(struct prof_tail *t)
 	if (size < t->max_size) {
 		snprintf(why, sizeof(why), "the file shrank from %llu to %llu bytes",
 			 (unsigned long long)t->max_size, (unsigned long long)size);
-		stop(t, PROF_TAIL_SHRUNK, why);
+		stop(t, PROF_TAIL_STATE_SHRUNK, why);
 	}
 	if (size > t->max_size)
 		t->max_size = size;
@@ -463,18 +463,18 @@ static void settle(struct prof_tail *t)
 	prof_spool_status(t->sp, &st);
 	t->consumed = st.offset;
 	switch (st.state) {
-	case PROF_SPOOL_READING:
-		stop(t, PROF_TAIL_RUNNING, "");
+	case PROF_SPOOL_STATE_READING:
+		stop(t, PROF_TAIL_STATE_RUNNING, "");
 		break;
-	case PROF_SPOOL_FINISHED:
-		stop(t, PROF_TAIL_FINISHED, "");
+	case PROF_SPOOL_STATE_FINISHED:
+		stop(t, PROF_TAIL_STATE_FINISHED, "");
 		break;
-	case PROF_SPOOL_CUT:
-		stop(t, PROF_TAIL_CUT, st.reason);
+	case PROF_SPOOL_STATE_CUT:
+		stop(t, PROF_TAIL_STATE_CUT, st.reason);
 		break;
-	case PROF_SPOOL_CORRUPT:
+	case PROF_SPOOL_STATE_CORRUPT:
 		/* the reader stops at a file shorter than its offset: that is a shrink */
-		stop(t, st.file_size < st.offset ? PROF_TAIL_SHRUNK : PROF_TAIL_CORRUPT, st.reason);
+		stop(t, st.file_size < st.offset ? PROF_TAIL_STATE_SHRUNK : PROF_TAIL_STATE_CORRUPT, st.reason);
 		break;
 	}
 }
@@ -494,14 +494,14 @@ static void track_blocks(struct prof_tail *t)
 
 static int read_batch(struct prof_tail *t, struct prof_tail_batch *b)
 {
-	struct prof_event ev;
+	struct prof_record ev;
 	size_t n = 0;
 	int r;
 
 	while (n < t->opts.max_batch) {
 		r = prof_spool_next(t->sp, &ev);
 		if (r == -ENODATA) {	/* the file shrank under a read */
-			stop(t, PROF_TAIL_SHRUNK, prof_errmsg());
+			stop(t, PROF_TAIL_STATE_SHRUNK, prof_errmsg());
 			prof_errmsg_clear();
 			break;
 		}
@@ -516,14 +516,14 @@ static int read_batch(struct prof_tail *t, struct prof_tail_batch *b)
 		r = on_event(t, &ev, b, &n);
 		if (r < 0)
 			return r;
-		if (ev.type == PROF_EV_TRAILER) {
+		if (ev.type == PROF_RECORD_TRAILER) {
 			settle(t);
 			break;
 		}
 	}
 	if (n == t->opts.max_batch && !prof_tail_state_is_final(t->state)) {
 		b->more = true;
-		stop(t, PROF_TAIL_RUNNING, "");
+		stop(t, PROF_TAIL_STATE_RUNNING, "");
 	}
 	b->nsamples = n;
 	/* the recording went on in a file after the one watched: watch that one */
@@ -544,7 +544,7 @@ static int check_writer(struct prof_tail *t, struct prof_tail_batch *b)
 	char why[sizeof(t->reason)];
 	int r;
 
-	if (prof_spool_writer_alive(t->sp) != 0)
+	if (prof_spool_has_writer(t->sp) != 0)
 		return 0;
 	check_size(t);
 	if (!prof_tail_state_is_final(t->state)) {
@@ -555,13 +555,13 @@ static int check_writer(struct prof_tail *t, struct prof_tail_batch *b)
 	if (prof_tail_state_is_final(t->state) || b->more)
 		return 0;
 	prof_spool_status(t->sp, &st);
-	if (t->state == PROF_TAIL_CUT)
+	if (t->state == PROF_TAIL_STATE_CUT)
 		snprintf(why, sizeof(why), "its writer is gone and it is cut short: %.200s",
 			 t->reason);
 	else
 		snprintf(why, sizeof(why), "its writer is gone and it has no trailer after %llu "
 			 "blocks", (unsigned long long)st.blocks);
-	stop(t, PROF_TAIL_ABANDONED, why);
+	stop(t, PROF_TAIL_STATE_ABANDONED, why);
 	return 0;
 }
 

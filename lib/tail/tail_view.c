@@ -19,9 +19,9 @@
 #define EMPTY_STACK_NAME "[empty stack]"
 
 static const char *const format_names[PROF_TAIL_FORMAT__COUNT] = {
-	[PROF_TAIL_TOP] = "top",
-	[PROF_TAIL_SAMPLES] = "samples",
-	[PROF_TAIL_JSON] = "json",
+	[PROF_TAIL_FORMAT_TOP] = "top",
+	[PROF_TAIL_FORMAT_SAMPLES] = "samples",
+	[PROF_TAIL_FORMAT_JSON] = "json",
 };
 
 struct view_frame {
@@ -391,7 +391,7 @@ int prof_tail_view_add(struct prof_tail_view *v, struct prof_tail *t,
 		}
 		if (!w)
 			continue;
-		r = v->opts.format == PROF_TAIL_SAMPLES ? write_sample(v, sp, ts, out)
+		r = v->opts.format == PROF_TAIL_FORMAT_SAMPLES ? write_sample(v, sp, ts, out)
 							: count_sample(v, sp, &ts->s, ts->offcpu, w);
 		if (r < 0)
 			return r;
@@ -400,7 +400,7 @@ int prof_tail_view_add(struct prof_tail_view *v, struct prof_tail *t,
 		v->last_total += w;
 		v->all_total += w;
 	}
-	if (v->opts.format == PROF_TAIL_SAMPLES && (fflush(out) || ferror(out)))
+	if (v->opts.format == PROF_TAIL_FORMAT_SAMPLES && (fflush(out) || ferror(out)))
 		return out_error(out);
 	return 0;
 }
@@ -488,10 +488,10 @@ static void print_top(struct prof_tail_view *v, const struct prof_tail_stats *st
 	if (prof_spool_meta(prof_tail_spool(v->t))->flags & PROF_META_OFFCPU)
 		fprintf(out, "off-CPU last: %.3f s blocked, %.3f s runnable (%" PRIu64 " intervals); "
 			"all: %.3f s blocked, %.3f s runnable\n",
-			seconds(v->last_off.ns[PROF_OFFCPU_BLOCKED]),
-			seconds(v->last_off.ns[PROF_OFFCPU_RUNNABLE]), v->last_off.intervals,
-			seconds(v->all_off.ns[PROF_OFFCPU_BLOCKED]),
-			seconds(v->all_off.ns[PROF_OFFCPU_RUNNABLE]));
+			seconds(v->last_off.ns[PROF_OFFCPU_STATE_BLOCKED]),
+			seconds(v->last_off.ns[PROF_OFFCPU_STATE_RUNNABLE]), v->last_off.intervals,
+			seconds(v->all_off.ns[PROF_OFFCPU_STATE_BLOCKED]),
+			seconds(v->all_off.ns[PROF_OFFCPU_STATE_RUNNABLE]));
 	fprintf(out, "%9s %6s %9s %6s  %-*s  %s\n", time ? "last ms" : "last", "self%",
 		time ? "all ms" : "all", "self%", (int)width, "function", "module");
 	for (i = 0; i < n; i++) {
@@ -546,9 +546,9 @@ static void print_json(struct prof_tail_view *v, const struct prof_tail_stats *s
 		fprintf(out, "\"offcpu\":{\"interval\":{\"intervals\":%" PRIu64 ",\"blocked_ns\":%"
 			PRIu64 ",\"runnable_ns\":%" PRIu64 "},\"all\":{\"intervals\":%" PRIu64
 			",\"blocked_ns\":%" PRIu64 ",\"runnable_ns\":%" PRIu64 "}},",
-			v->last_off.intervals, v->last_off.ns[PROF_OFFCPU_BLOCKED],
-			v->last_off.ns[PROF_OFFCPU_RUNNABLE], v->all_off.intervals,
-			v->all_off.ns[PROF_OFFCPU_BLOCKED], v->all_off.ns[PROF_OFFCPU_RUNNABLE]);
+			v->last_off.intervals, v->last_off.ns[PROF_OFFCPU_STATE_BLOCKED],
+			v->last_off.ns[PROF_OFFCPU_STATE_RUNNABLE], v->all_off.intervals,
+			v->all_off.ns[PROF_OFFCPU_STATE_BLOCKED], v->all_off.ns[PROF_OFFCPU_STATE_RUNNABLE]);
 	fprintf(out, "\"weight\":\"%s\",\"unit\":\"%s\",", prof_weight_name(v->opts.weight),
 		v->opts.weight == PROF_WEIGHT_CPU ? "samples" : "ns");
 	fprintf(out, "\"processes\":%" PRIu32 ",\"threads\":%" PRIu32 ",\"functions\":[",
@@ -574,7 +574,7 @@ int prof_tail_view_print(struct prof_tail_view *v, struct prof_tail *t, FILE *ou
 
 	if (!v || !t || (v->t && v->t != t))
 		return error_setx(-EINVAL, "tail view: another tail");
-	if (!sp || v->opts.format == PROF_TAIL_SAMPLES)
+	if (!sp || v->opts.format == PROF_TAIL_FORMAT_SAMPLES)
 		return 0;
 	v->t = t;
 	prof_tail_stats(t, &st);
@@ -582,7 +582,7 @@ int prof_tail_view_print(struct prof_tail_view *v, struct prof_tail *t, FILE *ou
 	if (n < 0)
 		return (int)n;
 	errno = 0;
-	if (v->opts.format == PROF_TAIL_TOP)
+	if (v->opts.format == PROF_TAIL_FORMAT_TOP)
 		print_top(v, &st, prof_spool_meta(sp)->mono_start_ns, out, n);
 	else
 		print_json(v, &st, prof_spool_meta(sp)->mono_start_ns, out, n);

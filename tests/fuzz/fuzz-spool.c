@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct prof_profile *p[PROF_GROUP__COUNT] = { NULL };
 	struct prof_spool_status st;
 	struct prof_spool *sp = NULL;
-	struct prof_event ev;
+	struct prof_record ev;
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
 	int g, ok = 1;
 
@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (prof_spool_meta(sp)->flags & PROF_META_OFFCPU)
 				prof_profile_weigh(p[g], PROF_WEIGHT_WALL);
 		while (prof_spool_next(sp, &ev) > 0) {
-			if (ev.type == PROF_EV_OFFCPU) {
+			if (ev.type == PROF_RECORD_OFFCPU) {
 				walk_stack(sp, ev.offcpu->stack);
 				walk_stack(sp, ev.offcpu->user_stack);
 				if (!prof_spool_thread(sp, ev.offcpu->thread))
@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					prof_profile_add_spool_offcpu(p[g], sp, ev.offcpu,
 								      ev.offcpu->stack);
 			}
-			if (ev.type == PROF_EV_SAMPLE) {
+			if (ev.type == PROF_RECORD_SAMPLE) {
 				walk_stack(sp, ev.sample->stack);
 				if (!prof_spool_thread(sp, ev.sample->thread))
 					abort();

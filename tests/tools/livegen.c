@@ -63,12 +63,12 @@ static void define(struct prof_spool_writer *w, uint32_t process, size_t nstacks
 	char name[32];
 	size_t i, k, depth;
 
-	mod = prof_spool_add_module(w, &m);
+	mod = prof_spool_writer_add_module(w, &m);
 	if (mod < 0)
 		die("module");
 	for (i = 0; i < NFUNCS; i++) {
 		snprintf(name, sizeof(name), "fn_%03zu", i);
-		if (prof_spool_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_MODULE,
+		if (prof_spool_writer_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_MODULE,
 				.scope_id = (uint32_t)mod, .start = i * FUNC_SIZE,
 				.size = FUNC_SIZE, .name = name }) < 0)
 			die("symbol");
@@ -79,14 +79,14 @@ static void define(struct prof_spool_writer *w, uint32_t process, size_t nstacks
 			/* outer frames come from few functions, as main and its callees do */
 			uint64_t fn = k + 1 == depth ? rng() % NFUNCS : rng() % (8 + 8 * (depth - k));
 
-			id = prof_spool_intern_frame(w, &(struct prof_frame){
+			id = prof_spool_writer_intern_frame(w, &(struct prof_frame){
 				.kind = PROF_FRAME_USER, .ref = (uint32_t)mod,
 				.addr = fn * FUNC_SIZE + 0x10 + rng() % 0x40 });
 			if (id < 0)
 				die("frame");
 			frames[depth - 1 - k] = (uint32_t)id;	/* leaf first */
 		}
-		id = prof_spool_intern_frames(w, frames, depth);
+		id = prof_spool_writer_intern_frames(w, frames, depth);
 		if (id < 0)
 			die("stack");
 		leaves[i] = (uint32_t)id;
@@ -135,9 +135,9 @@ int main(int argc, char **argv)
 	meta.freq_hz = rate;
 	if (prof_spool_writer_open(out, &meta, NULL, &w) < 0)
 		die("open");
-	p = prof_spool_add_process(w, &(struct prof_process){ .pid = 4242, .ppid = 1,
-				   .time_ns = meta.mono_start_ns, .comm = "livegen-app",
-				   .exe = "/nonexistent/livegen-app" });
+	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 4242, .ppid = 1,
+					  .time_ns = meta.mono_start_ns, .comm = "livegen-app",
+					  .exe = "/nonexistent/livegen-app" });
 	if (p < 0)
 		die("process");
 	for (k = 0; k < nthreads; k++) {
@@ -145,9 +145,9 @@ int main(int argc, char **argv)
 		int64_t t;
 
 		snprintf(name, sizeof(name), "worker-%zu", k);
-		t = prof_spool_add_thread(w, &(struct prof_thread){ .process = (uint32_t)p,
-					  .tid = 4242 + (int32_t)k, .time_ns = meta.mono_start_ns,
-					  .name = k ? name : "livegen-app" });
+		t = prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = (uint32_t)p,
+						 .tid = 4242 + (int32_t)k, .time_ns = meta.mono_start_ns,
+						 .name = k ? name : "livegen-app" });
 		if (t < 0)
 			die("thread");
 		threads[k] = (uint32_t)t;
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 						 .stack = leaves[pick], .period = period,
 						 .cpu = (uint32_t)(i % nthreads) };
 
-			if (prof_spool_add_sample(w, &s) < 0)
+			if (prof_spool_writer_add_sample(w, &s) < 0)
 				die("sample");
 		}
 		if (prof_spool_writer_flush(w) < 0)

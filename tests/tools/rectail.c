@@ -48,7 +48,7 @@ static ssize_t null_write(void *ctx, const void *buf, size_t len)
 /* A recorder writing to a caller's sink has no file: its tail is -ENOTSUP. */
 static void check_notsup(void)
 {
-	struct prof_writer sink = { .write = null_write };
+	struct prof_sink sink = { .write = null_write };
 	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
 	char *argv[] = { "true", NULL };
 	struct prof_launched *l;
@@ -56,8 +56,8 @@ static void check_notsup(void)
 	struct prof_tail *t;
 
 	if (prof_launch_suspended(argv, &l) < 0 ||
-	    prof_recorder_attach_writer(prof_launched_pid(l), &sink, PROF_ATTACH_ON_EXEC, &opts,
-					&rec) < 0)
+	    prof_recorder_attach_sink(prof_launched_pid(l), &sink, PROF_ATTACH_MODE_ON_EXEC, &opts,
+				      &rec) < 0)
 		die("attach to a sink");
 	printf("notsup: %s\n", prof_recorder_tail(rec, &t) == -ENOTSUP ? "ok" : "WRONG");
 	prof_recorder_free(rec);
@@ -127,7 +127,7 @@ static uint64_t drain(struct prof_tail *t, bool discard, enum prof_tail_state *s
 int main(int argc, char **argv)
 {
 	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
-	enum prof_tail_state state = PROF_TAIL_WAITING;
+	enum prof_tail_state state = PROF_TAIL_STATE_WAITING;
 	struct prof_recording_summary sum;
 	uint64_t live = 0, all = 0;
 	struct prof_launched *child;
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 	}
 	check_notsup();
 	if (prof_launch_suspended(&argv[i + 2], &child) < 0 ||
-	    prof_recorder_attach(prof_launched_pid(child), argv[i], PROF_ATTACH_ON_EXEC, &opts,
+	    prof_recorder_attach(prof_launched_pid(child), argv[i], PROF_ATTACH_MODE_ON_EXEC, &opts,
 				 &rec) < 0)
 		die("record");
 	if (prof_recorder_tail(rec, &t) < 0)
@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 	}
 	all = live;
 	named[0] = named[1] = NULL;	/* the names captured at the end would hide the point */
-	if (prof_recorder_finish(rec, &sum) < 0)
+	if (prof_recorder_close(rec, &sum) < 0)
 		die("finish");
 	/* the tail outlives its recorder: the last blocks and the trailer */
 	all += drain(t, discard, &state);

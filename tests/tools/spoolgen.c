@@ -179,18 +179,18 @@ static void load_elf(const char *path, struct prof_module *m)
 static void add_offcpu(struct prof_spool_writer *w, uint64_t j, uint32_t thread, uint64_t time,
 		       uint64_t stack, uint64_t user_stack, struct prof_counters *cnt)
 {
-	uint8_t state = j % 4 == 3 ? PROF_OFFCPU_RUNNABLE : PROF_OFFCPU_BLOCKED;
+	uint8_t state = j % 4 == 3 ? PROF_OFFCPU_STATE_RUNNABLE : PROF_OFFCPU_STATE_BLOCKED;
 	struct prof_frame sf = { .kind = PROF_FRAME_STATE, .addr = state };
-	uint32_t frame = (uint32_t)CHECK(prof_spool_intern_frame(w, &sf));
+	uint32_t frame = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &sf));
 	struct prof_offcpu o = {
 		.time_ns = time, .duration_ns = (1 + j % 7) * 1000000, .thread = thread,
-		.stack = (uint32_t)CHECK(prof_spool_intern_stack(w, (uint32_t)stack, frame)),
-		.user_stack = (uint32_t)CHECK(prof_spool_intern_stack(w, (uint32_t)user_stack,
-								      frame)),
+		.stack = (uint32_t)CHECK(prof_spool_writer_intern_stack(w, (uint32_t)stack, frame)),
+		.user_stack = (uint32_t)CHECK(prof_spool_writer_intern_stack(w, (uint32_t)user_stack,
+									     frame)),
 		.cpu = (uint32_t)(j & 1), .state = state, .end = PROF_OFFCPU_END_SWITCH_IN,
 	};
 
-	CHECK(prof_spool_add_offcpu(w, &o));
+	CHECK(prof_spool_writer_add_offcpu(w, &o));
 	cnt->offcpu_intervals++;
 	cnt->offcpu_ns += o.duration_ns;
 	cnt->switch_events++;
@@ -265,7 +265,7 @@ int main(int argc, char **argv)
 
 	struct prof_process proc = { .pid = 4242, .ppid = 1, .start_time_ns = start - 5000,
 				     .time_ns = start, .comm = "ladder", .exe = "/usr/bin/ladder" };
-	uint32_t pid = (uint32_t)CHECK(prof_spool_add_process(w, &proc));
+	uint32_t pid = (uint32_t)CHECK(prof_spool_writer_add_process(w, &proc));
 	static const char *const tnames[] = { "ladder", "worker-1", "worker-2" };
 	uint32_t tids[3];
 
@@ -273,7 +273,7 @@ int main(int argc, char **argv)
 		struct prof_thread t = { .process = pid, .tid = 4242 + (int32_t)i,
 					 .time_ns = start + i, .name = tnames[i] };
 
-		tids[i] = (uint32_t)CHECK(prof_spool_add_thread(w, &t));
+		tids[i] = (uint32_t)CHECK(prof_spool_writer_add_thread(w, &t));
 	}
 	struct prof_module exe = { .process = pid, .time_ns = start, .start = 0x400000,
 				   .end = 0x401000 + 0x10000, .pgoff = 0x1000,
@@ -296,21 +296,21 @@ int main(int argc, char **argv)
 		exe.build_id_len = 0;
 		load_elf(elf_path, &exe);
 	}
-	uint32_t mexe = (uint32_t)CHECK(prof_spool_add_module(w, &exe));
-	uint32_t mlibc = (uint32_t)CHECK(prof_spool_add_module(w, &libc));
+	uint32_t mexe = (uint32_t)CHECK(prof_spool_writer_add_module(w, &exe));
+	uint32_t mlibc = (uint32_t)CHECK(prof_spool_writer_add_module(w, &libc));
 	struct prof_symbol sym = { .scope = PROF_SYMBOL_MODULE, .scope_id = mexe,
 				   .start = 0x1100, .size = 0x40, .name = "ladder_d" };
 
 	if (!elf_path)
-		CHECK(prof_spool_add_symbol(w, &sym));
+		CHECK(prof_spool_writer_add_symbol(w, &sym));
 	if (kernel) {
 		struct prof_symbol ks = { .scope = PROF_SYMBOL_KERNEL, .start = 0xffffffff81000000ull,
 					  .size = 0x1000, .name = "do_syscall_64" };
 
-		CHECK(prof_spool_add_symbol(w, &ks));
+		CHECK(prof_spool_writer_add_symbol(w, &ks));
 	}
 	if (rename_at == UINT64_MAX)
-		CHECK(prof_spool_rename_thread(w, tids[1], start + 10, "worker-one"));
+		CHECK(prof_spool_writer_rename_thread(w, tids[1], start + 10, "worker-one"));
 
 	/* stack k: _start, __libc_start_main, main, a, b, c, d, then k's own leaf chain */
 	uint64_t *leaf = calloc(nstacks, sizeof(*leaf));
@@ -331,18 +331,18 @@ int main(int argc, char **argv)
 			if (k == 0 && i % 10 == 9)
 				f = (struct prof_frame){ .kind = PROF_FRAME_TRUNCATED,
 							 .addr = PROF_UNWIND_STACK_COPY };
-			frames[n++] = (uint32_t)CHECK(prof_spool_intern_frame(w, &f));
+			frames[n++] = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &f));
 		}
-		user_leaf[i] = (uint64_t)CHECK(prof_spool_intern_frames(w, frames, n));
+		user_leaf[i] = (uint64_t)CHECK(prof_spool_writer_intern_frames(w, frames, n));
 		if (kernel && i % 3 == 0) {	/* leaf first: the kernel frame goes in front */
 			struct prof_frame kf = { .kind = PROF_FRAME_KERNEL,
 						 .addr = 0xffffffff81000100ull };
 
 			memmove(frames + 1, frames, n * sizeof(*frames));
-			frames[0] = (uint32_t)CHECK(prof_spool_intern_frame(w, &kf));
+			frames[0] = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &kf));
 			n++;
 		}
-		leaf[i] = (uint64_t)CHECK(prof_spool_intern_frames(w, frames, n));
+		leaf[i] = (uint64_t)CHECK(prof_spool_writer_intern_frames(w, frames, n));
 	}
 	for (i = 0; !elf_path && i < nstacks; i++) {
 		size_t n = 0, depth = 1 + i % 8, k;
@@ -350,27 +350,27 @@ int main(int argc, char **argv)
 
 		for (k = 0; k < depth; k++) {
 			f.addr = 0x2000 + (i * 131 + k * 17) % 0x8000;
-			frames[n++] = (uint32_t)CHECK(prof_spool_intern_frame(w, &f));
+			frames[n++] = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &f));
 		}
 		static const uint64_t chain[] = { 0x1100, 0x1140, 0x1180, 0x11c0, 0x1200 };
 		for (k = 0; k < 5; k++) {
 			f.addr = chain[k];
-			frames[n++] = (uint32_t)CHECK(prof_spool_intern_frame(w, &f));
+			frames[n++] = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &f));
 		}
 		f.ref = mlibc;
 		f.addr = 0x27000;
-		frames[n++] = (uint32_t)CHECK(prof_spool_intern_frame(w, &f));
+		frames[n++] = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &f));
 		f.ref = mexe;
 		f.addr = 0x1020;
-		frames[n++] = (uint32_t)CHECK(prof_spool_intern_frame(w, &f));
+		frames[n++] = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &f));
 		if (i % 10 == 9) {	/* an occasional truncated unwind */
 			memmove(frames + 1, frames, n * sizeof(*frames));
 			struct prof_frame t = { .kind = PROF_FRAME_TRUNCATED,
 						.addr = PROF_UNWIND_STACK_COPY };
-			frames[n] = (uint32_t)CHECK(prof_spool_intern_frame(w, &t));
+			frames[n] = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &t));
 			memmove(frames, frames + 1, n * sizeof(*frames));
 		}
-		leaf[i] = user_leaf[i] = (uint64_t)CHECK(prof_spool_intern_frames(w, frames, n));
+		leaf[i] = user_leaf[i] = (uint64_t)CHECK(prof_spool_writer_intern_frames(w, frames, n));
 	}
 
 	uint64_t t = start;
@@ -385,12 +385,12 @@ int main(int argc, char **argv)
 		t += period + (jitter ? rng() % jitter : 0);
 		s.time_ns = t;
 		if (i == rename_at)
-			CHECK(prof_spool_rename_thread(w, tids[1], t - 1, "worker-one"));
+			CHECK(prof_spool_writer_rename_thread(w, tids[1], t - 1, "worker-one"));
 		if (i == exec_at)
-			CHECK(prof_spool_add_exec(w, pid, t - 1, "relaunched", "/usr/bin/relaunched"));
+			CHECK(prof_spool_writer_add_exec(w, pid, t - 1, "relaunched", "/usr/bin/relaunched"));
 		if (empty)
 			s.stack = 0;
-		CHECK(prof_spool_add_sample(w, &s));
+		CHECK(prof_spool_writer_add_sample(w, &s));
 		cnt.samples++;
 		if (empty)
 			cnt.empty_stacks++;
@@ -411,10 +411,10 @@ int main(int argc, char **argv)
 	if (demo) {
 		struct prof_lost l = { .time_ns = t, .kind = PROF_LOST_SAMPLES, .count = 0 };
 
-		CHECK(prof_spool_add_lost(w, &l));
+		CHECK(prof_spool_writer_add_lost(w, &l));
 	}
-	CHECK(prof_spool_add_thread_exit(w, tids[2], t + 1));
-	CHECK(prof_spool_add_process_exit(w, pid, t + 2));
+	CHECK(prof_spool_writer_add_thread_exit(w, tids[2], t + 1));
+	CHECK(prof_spool_writer_add_process_exit(w, pid, t + 2));
 	cnt.sample_events = cnt.samples;
 	cnt.processes = 1;
 	cnt.threads = 3;

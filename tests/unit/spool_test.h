@@ -15,7 +15,7 @@ struct membuf {
 	size_t fail_at;		/* fail writes that would pass this size; 0: never */
 };
 
-struct prof_writer membuf_sink(struct membuf *mb);
+struct prof_sink membuf_sink(struct membuf *mb);
 int open_bytes(const uint8_t *p, size_t len, struct prof_spool **ret);
 void test_meta(struct prof_meta *m);
 size_t write_rich(struct membuf *mb, size_t block_bytes, bool trailer);

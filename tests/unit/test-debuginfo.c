@@ -394,17 +394,17 @@ struct fx {
 
 static void fx_begin(struct fx *fx, const char *path)
 {
-	struct prof_writer sink;
+	struct prof_sink sink;
 	struct prof_meta meta;
 
 	memset(fx, 0, sizeof(*fx));
 	sink = membuf_sink(&fx->mb);
 	test_meta(&meta);
-	if (prof_spool_writer_new(&sink, &meta, NULL, &fx->w) < 0)
+	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &fx->w) < 0)
 		abort();
-	fx->proc = (uint32_t)prof_spool_add_process(
+	fx->proc = (uint32_t)prof_spool_writer_add_process(
 		fx->w, &(struct prof_process){ .pid = 7, .comm = "t", .exe = "/t" });
-	fx->mod = (uint32_t)prof_spool_add_module(
+	fx->mod = (uint32_t)prof_spool_writer_add_module(
 		fx->w, &(struct prof_module){ .process = fx->proc, .start = 0x400000,
 					      .end = 0x500000, .path = path });
 }
@@ -413,12 +413,12 @@ static uint32_t fx_frame(struct fx *fx, uint64_t off)
 {
 	struct prof_frame f = { .kind = PROF_FRAME_USER, .ref = fx->mod, .addr = off };
 
-	return (uint32_t)prof_spool_intern_frame(fx->w, &f);
+	return (uint32_t)prof_spool_writer_intern_frame(fx->w, &f);
 }
 
 static int fx_open(struct fx *fx, const struct prof_symbolizer_opts *opts)
 {
-	struct prof_event ev;
+	struct prof_record ev;
 
 	if (prof_spool_writer_close(fx->w) < 0 || open_bytes(fx->mb.p, fx->mb.len, &fx->sp) < 0)
 		abort();

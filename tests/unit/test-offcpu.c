@@ -28,7 +28,7 @@ struct fx {
 /* A spool with a thread and a stack of two user frames, KSTACK one kernel frame on it. */
 static int setup(struct fx *f)
 {
-	struct prof_writer sink;
+	struct prof_sink sink;
 	struct prof_meta m;
 	int64_t p, t, fr1, fr2, kf, s1;
 
@@ -36,21 +36,21 @@ static int setup(struct fx *f)
 	sink = membuf_sink(&f->mb);
 	test_meta(&m);
 	m.flags |= PROF_META_OFFCPU;
-	if (prof_spool_writer_new(&sink, &m, NULL, &f->w) < 0)
+	if (prof_spool_writer_open_sink(&sink, &m, NULL, &f->w) < 0)
 		return -1;
-	p = prof_spool_add_process(f->w, &(struct prof_process){ .pid = 10, .comm = "p",
+	p = prof_spool_writer_add_process(f->w, &(struct prof_process){ .pid = 10, .comm = "p",
 								  .exe = "" });
-	t = prof_spool_add_thread(f->w, &(struct prof_thread){ .process = (uint32_t)p, .tid = 11,
+	t = prof_spool_writer_add_thread(f->w, &(struct prof_thread){ .process = (uint32_t)p, .tid = 11,
 								 .name = "t" });
-	fr1 = prof_spool_intern_frame(f->w, &(struct prof_frame){ .kind = PROF_FRAME_ANON,
+	fr1 = prof_spool_writer_intern_frame(f->w, &(struct prof_frame){ .kind = PROF_FRAME_ANON,
 								 .ref = (uint32_t)p, .addr = 0x1000 });
-	fr2 = prof_spool_intern_frame(f->w, &(struct prof_frame){ .kind = PROF_FRAME_ANON,
+	fr2 = prof_spool_writer_intern_frame(f->w, &(struct prof_frame){ .kind = PROF_FRAME_ANON,
 								 .ref = (uint32_t)p, .addr = 0x2000 });
-	kf = prof_spool_intern_frame(f->w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL,
+	kf = prof_spool_writer_intern_frame(f->w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL,
 								.addr = 0xffffffff81000000ull });
-	s1 = prof_spool_intern_stack(f->w, 0, (uint32_t)fr1);
-	f->stack = (uint32_t)prof_spool_intern_stack(f->w, (uint32_t)s1, (uint32_t)fr2);
-	f->kstack = (uint32_t)prof_spool_intern_stack(f->w, f->stack, (uint32_t)kf);
+	s1 = prof_spool_writer_intern_stack(f->w, 0, (uint32_t)fr1);
+	f->stack = (uint32_t)prof_spool_writer_intern_stack(f->w, (uint32_t)s1, (uint32_t)fr2);
+	f->kstack = (uint32_t)prof_spool_writer_intern_stack(f->w, f->stack, (uint32_t)kf);
 	f->thread = (uint32_t)t;
 	offcpu_init(&f->oc, f->w);
 	return t > 0 && kf > 0 ? 0 : -1;
@@ -60,7 +60,7 @@ static int setup(struct fx *f)
 static int read_back(struct fx *f)
 {
 	struct prof_spool *sp;
-	struct prof_event ev;
+	struct prof_record ev;
 	int r;
 
 	offcpu_release(&f->oc);
@@ -72,7 +72,7 @@ static int read_back(struct fx *f)
 		uint32_t id, n = 0;
 		const struct prof_stack_node *sn;
 
-		if (ev.type != PROF_EV_OFFCPU || f->n == 8)
+		if (ev.type != PROF_RECORD_OFFCPU || f->n == 8)
 			continue;
 		f->got[f->n] = *ev.offcpu;
 		for (id = ev.offcpu->stack; id && (sn = prof_spool_stack(sp, id)); id = sn->parent) {
@@ -108,14 +108,14 @@ TEST(offcpu_switch_out_sample_then_record_then_switch_in)
 	/* it starts at the record: the stack copy before it ran on the CPU */
 	CHECK_INT((long long)f.got[0].time_ns, ==, (long long)(100 * MS + 5000));
 	CHECK_INT((long long)f.got[0].duration_ns, ==, (long long)(30 * MS - 5000));
-	CHECK_INT(f.got[0].state, ==, PROF_OFFCPU_BLOCKED);
+	CHECK_INT(f.got[0].state, ==, PROF_OFFCPU_STATE_BLOCKED);
 	CHECK_INT(f.got[0].end, ==, PROF_OFFCPU_END_SWITCH_IN);
 	CHECK_INT(f.got[0].cpu, ==, 1);
 	/* two user frames, the kernel's, then the state frame as the leaf */
 	CHECK_INT(f.got_stack_len[0], ==, 4);
 	CHECK_INT(f.got_leaf_kind[0], ==, PROF_FRAME_STATE);
 	CHECK(f.got[0].user_stack != f.got[0].stack);
-	CHECK_INT(f.got[1].state, ==, PROF_OFFCPU_RUNNABLE);
+	CHECK_INT(f.got[1].state, ==, PROF_OFFCPU_STATE_RUNNABLE);
 	CHECK_INT((long long)f.got[1].duration_ns, ==, (long long)MS);
 	CHECK_INT(f.got_stack_len[1], ==, 3);
 	CHECK_INT((long long)f.got[1].user_stack, ==, (long long)f.got[1].stack);
@@ -143,7 +143,7 @@ TEST(offcpu_losses_end_or_drop_intervals_but_never_stretch_them_silently)
 	CHECK_INT((long long)f.oc.stats.dropped, ==, 1);
 	CHECK_INT((long long)f.oc.stats.unsampled, ==, 1);
 	CHECK_INT((long long)f.oc.stats.truncated, ==, 1);
-	CHECK_INT((long long)f.oc.stats.ns[PROF_OFFCPU_BLOCKED], ==, (long long)(2 + 5 + 10) * MS);
+	CHECK_INT((long long)f.oc.stats.ns[PROF_OFFCPU_STATE_BLOCKED], ==, (long long)(2 + 5 + 10) * MS);
 	CHECK_INT(read_back(&f), ==, 0);
 	CHECK_INT((long long)f.n, ==, 3);
 	CHECK_INT(f.got_stack_len[0], ==, 1);
@@ -156,20 +156,20 @@ TEST(offcpu_losses_end_or_drop_intervals_but_never_stretch_them_silently)
 TEST(offcpu_records_need_an_offcpu_spool)
 {
 	struct membuf mb = { 0 };
-	struct prof_writer sink = membuf_sink(&mb);
+	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
 	struct prof_meta m;
 	int64_t p, t;
 
 	test_meta(&m);	/* no PROF_META_OFFCPU: a version 1 spool */
-	CHECK_INT(prof_spool_writer_new(&sink, &m, NULL, &w), ==, 0);
+	CHECK_INT(prof_spool_writer_open_sink(&sink, &m, NULL, &w), ==, 0);
 	CHECK_INT(mb.p[8], ==, 1);
-	p = prof_spool_add_process(w, &(struct prof_process){ .pid = 1, .comm = "", .exe = "" });
-	t = prof_spool_add_thread(w, &(struct prof_thread){ .process = (uint32_t)p, .tid = 1,
+	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1, .comm = "", .exe = "" });
+	t = prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = (uint32_t)p, .tid = 1,
 							   .name = "" });
-	CHECK_INT(prof_spool_add_offcpu(w, &(struct prof_offcpu){ .thread = (uint32_t)t,
-			.state = PROF_OFFCPU_BLOCKED, .end = PROF_OFFCPU_END_SWITCH_IN }), ==, -EINVAL);
-	CHECK(prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_STATE,
+	CHECK_INT(prof_spool_writer_add_offcpu(w, &(struct prof_offcpu){ .thread = (uint32_t)t,
+			.state = PROF_OFFCPU_STATE_BLOCKED, .end = PROF_OFFCPU_END_SWITCH_IN }), ==, -EINVAL);
+	CHECK(prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_STATE,
 							       .addr = 1 }) < 0);
 	prof_spool_writer_close(w);
 	free(mb.p);

@@ -39,7 +39,7 @@ struct gfx {
  */
 static void gfx_open(struct gfx *fx, enum prof_group_by by)
 {
-	struct prof_writer sink;
+	struct prof_sink sink;
 	struct prof_spool_writer *w;
 	struct prof_meta meta;
 	uint32_t m, main_f, rec, leaf, other, p1, p2, t1, t2, t3, i;
@@ -49,50 +49,50 @@ static void gfx_open(struct gfx *fx, enum prof_group_by by)
 	memset(fx, 0, sizeof(*fx));
 	sink = membuf_sink(&fx->mb);
 	test_meta(&meta);
-	if (prof_spool_writer_new(&sink, &meta, NULL, &w) < 0)
+	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &w) < 0)
 		abort();
-	p1 = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 10,
+	p1 = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 10,
 									  .comm = "srv" });
-	p2 = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 20 });
-	t1 = (uint32_t)prof_spool_add_thread(w, &(struct prof_thread){ .process = p1, .tid = 10,
+	p2 = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 20 });
+	t1 = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p1, .tid = 10,
 									.name = "srv" });
-	t2 = (uint32_t)prof_spool_add_thread(w, &(struct prof_thread){ .process = p1, .tid = 11,
+	t2 = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p1, .tid = 11,
 									.name = "io;pool" });
-	t3 = (uint32_t)prof_spool_add_thread(w, &(struct prof_thread){ .process = p2, .tid = 20 });
-	m = (uint32_t)prof_spool_add_module(w, &(struct prof_module){ .process = p1, .start = 0x1000,
+	t3 = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p2, .tid = 20 });
+	m = (uint32_t)prof_spool_writer_add_module(w, &(struct prof_module){ .process = p1, .start = 0x1000,
 								       .end = 0x2000, .path = "app" });
 	static const char *const names[] = { "main", "rec", "leaf", "other" };
 	for (i = 0; i < 4; i++)
-		prof_spool_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_MODULE,
+		prof_spool_writer_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_MODULE,
 								.scope_id = m,
 								.start = 0x100 * (i + 1),
 								.size = 0x100, .name = names[i] });
-#define FRAME(a) (uint32_t)prof_spool_intern_frame(w, &(struct prof_frame){ \
+#define FRAME(a) (uint32_t)prof_spool_writer_intern_frame(w, &(struct prof_frame){ \
 		.kind = PROF_FRAME_USER, .ref = m, .addr = (a) })
 	main_f = FRAME(0x110);
 	rec = FRAME(0x220);
 	leaf = FRAME(0x300);
 	other = FRAME(0x420);
 #undef FRAME
-	rec_leaf = prof_spool_intern_frames(w, (uint32_t[]){ leaf, rec, main_f }, 3);
-	other_st = prof_spool_intern_frames(w, (uint32_t[]){ other, main_f }, 2);
-	main_st = prof_spool_intern_frames(w, (uint32_t[]){ main_f }, 1);
+	rec_leaf = prof_spool_writer_intern_frames(w, (uint32_t[]){ leaf, rec, main_f }, 3);
+	other_st = prof_spool_writer_intern_frames(w, (uint32_t[]){ other, main_f }, 2);
+	main_st = prof_spool_writer_intern_frames(w, (uint32_t[]){ main_f }, 1);
 	if (rec_leaf < 0 || other_st < 0 || main_st < 0)
 		abort();
 #define SAMPLE(t, st, n)                                                                   \
 	for (i = 0; i < (n); i++)                                                          \
-		if (prof_spool_add_sample(w, &(struct prof_sample){ .time_ns = now += 1000,    \
+		if (prof_spool_writer_add_sample(w, &(struct prof_sample){ .time_ns = now += 1000,    \
 								    .thread = (t),             \
 								    .stack = (uint32_t)(st),   \
 								    .period = 1 }) < 0)        \
 			abort();
 	SAMPLE(t1, rec_leaf, 3);
 	SAMPLE(t2, other_st, 2);
-	if (prof_spool_rename_thread(w, t2, now += 1000, "io pool") < 0)
+	if (prof_spool_writer_rename_thread(w, t2, now += 1000, "io pool") < 0)
 		abort();
 	SAMPLE(t2, other_st, 1);
 	SAMPLE(t2, main_st, 1);
-	if (prof_spool_add_exec(w, p1, now += 1000, "srv2", "/usr/bin/srv2") < 0)
+	if (prof_spool_writer_add_exec(w, p1, now += 1000, "srv2", "/usr/bin/srv2") < 0)
 		abort();
 	SAMPLE(t1, rec_leaf, 1);
 	SAMPLE(t1, 0, 1);
@@ -265,7 +265,7 @@ TEST(group_profile_grows_with_distinct_cells_not_samples)
 	enum { SAMPLES = 200000 };
 	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_FOLDED };
 	struct prof_spool_writer *w;
-	struct prof_writer sink;
+	struct prof_sink sink;
 	struct prof_meta meta;
 	struct gfx fx = { 0 };
 	uint32_t p, t[2], f;
@@ -274,19 +274,19 @@ TEST(group_profile_grows_with_distinct_cells_not_samples)
 
 	sink = membuf_sink(&fx.mb);
 	test_meta(&meta);
-	CHECK_INT(prof_spool_writer_new(&sink, &meta, NULL, &w), ==, 0);
-	p = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 7, .comm = "x" });
-	t[0] = (uint32_t)prof_spool_add_thread(w, &(struct prof_thread){ .process = p, .tid = 7,
+	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
+	p = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 7, .comm = "x" });
+	t[0] = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p, .tid = 7,
 									  .name = "a" });
-	t[1] = (uint32_t)prof_spool_add_thread(w, &(struct prof_thread){ .process = p, .tid = 8,
+	t[1] = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p, .tid = 8,
 									  .name = "b" });
-	f = (uint32_t)prof_spool_intern_frame(
+	f = (uint32_t)prof_spool_writer_intern_frame(
 		w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL, .addr = 0x1000 });
 	st[0] = 0;
-	st[1] = prof_spool_intern_frames(w, &f, 1);
-	st[2] = prof_spool_intern_frames(w, (uint32_t[]){ f, f }, 2);
+	st[1] = prof_spool_writer_intern_frames(w, &f, 1);
+	st[2] = prof_spool_writer_intern_frames(w, (uint32_t[]){ f, f }, 2);
 	for (i = 0; i < SAMPLES; i++)
-		CHECK_INT(prof_spool_add_sample(w, &(struct prof_sample){
+		CHECK_INT(prof_spool_writer_add_sample(w, &(struct prof_sample){
 				  .time_ns = 5000000000ull + i, .thread = t[i % 2],
 				  .stack = (uint32_t)st[i % 3] }), ==, 0);
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
@@ -314,13 +314,13 @@ TEST(group_an_empty_grouped_profile_says_so)
 {
 	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_TOP };
 	struct prof_spool_writer *w;
-	struct prof_writer sink;
+	struct prof_sink sink;
 	struct prof_meta meta;
 	struct gfx fx = { 0 };
 
 	sink = membuf_sink(&fx.mb);
 	test_meta(&meta);
-	CHECK_INT(prof_spool_writer_new(&sink, &meta, NULL, &w), ==, 0);
+	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	CHECK_INT(open_bytes(fx.mb.p, fx.mb.len, &fx.sp), ==, 0);
 	CHECK_INT(prof_profile_new(&fx.prof), ==, 0);

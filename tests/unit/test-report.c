@@ -36,7 +36,7 @@ struct rfx {
  */
 static void rfx_open_named(struct rfx *fx, const char *const names[4])
 {
-	struct prof_writer sink;
+	struct prof_sink sink;
 	struct prof_spool_writer *w;
 	struct prof_meta meta;
 	uint32_t m, main_f, rec, leaf, leaf2, other, trunc, p, t, i;
@@ -45,19 +45,19 @@ static void rfx_open_named(struct rfx *fx, const char *const names[4])
 	memset(fx, 0, sizeof(*fx));
 	sink = membuf_sink(&fx->mb);
 	test_meta(&meta);
-	if (prof_spool_writer_new(&sink, &meta, NULL, &w) < 0)
+	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &w) < 0)
 		abort();
-	p = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 7 });
-	t = (uint32_t)prof_spool_add_thread(w, &(struct prof_thread){ .process = p, .tid = 7 });
+	p = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 7 });
+	t = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p, .tid = 7 });
 	/* not an absolute path: no file is looked for */
-	m = (uint32_t)prof_spool_add_module(w, &(struct prof_module){ .process = p, .start = 0x1000,
+	m = (uint32_t)prof_spool_writer_add_module(w, &(struct prof_module){ .process = p, .start = 0x1000,
 								       .end = 0x2000, .path = "app" });
 	for (i = 0; i < 4; i++)
-		prof_spool_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_MODULE,
+		prof_spool_writer_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_MODULE,
 								.scope_id = m,
 								.start = 0x100 * (i + 1),
 								.size = 0x100, .name = names[i] });
-#define FRAME(a) (uint32_t)prof_spool_intern_frame(w, &(struct prof_frame){ \
+#define FRAME(a) (uint32_t)prof_spool_writer_intern_frame(w, &(struct prof_frame){ \
 		.kind = PROF_FRAME_USER, .ref = m, .addr = (a) })
 	main_f = FRAME(0x110);
 	rec = FRAME(0x220);
@@ -65,7 +65,7 @@ static void rfx_open_named(struct rfx *fx, const char *const names[4])
 	leaf2 = FRAME(0x310);
 	other = FRAME(0x420);
 #undef FRAME
-	trunc = (uint32_t)prof_spool_intern_frame(w, &(struct prof_frame){
+	trunc = (uint32_t)prof_spool_writer_intern_frame(w, &(struct prof_frame){
 		.kind = PROF_FRAME_TRUNCATED, .addr = PROF_UNWIND_STACK_COPY });
 	struct {
 		uint32_t frames[5];	/* leaf first */
@@ -82,11 +82,11 @@ static void rfx_open_named(struct rfx *fx, const char *const names[4])
 	for (i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
 		unsigned k;
 
-		id = prof_spool_intern_frames(w, st[i].frames, st[i].n);
+		id = prof_spool_writer_intern_frames(w, st[i].frames, st[i].n);
 		if (id < 0)
 			abort();
 		for (k = 0; k < st[i].count; k++)
-			if (prof_spool_add_sample(w, &(struct prof_sample){
+			if (prof_spool_writer_add_sample(w, &(struct prof_sample){
 				    .time_ns = 5000000000ull + 1000000ull * (i * 10 + k),
 				    .thread = t, .stack = (uint32_t)id, .period = 1 }) < 0)
 				abort();
@@ -428,7 +428,7 @@ TEST(report_survives_a_stack_deeper_than_any_real_one)
 	enum { DEPTH = 100000 };
 	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_TREE };
 	struct prof_spool_writer *w;
-	struct prof_writer sink;
+	struct prof_sink sink;
 	struct prof_meta meta;
 	struct rfx fx = { 0 };
 	uint32_t *frames = malloc(DEPTH * sizeof(*frames)), p, t;
@@ -440,17 +440,17 @@ TEST(report_survives_a_stack_deeper_than_any_real_one)
 	CHECK(frames);
 	sink = membuf_sink(&fx.mb);
 	test_meta(&meta);
-	CHECK_INT(prof_spool_writer_new(&sink, &meta, NULL, &w), ==, 0);
-	p = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 7 });
-	t = (uint32_t)prof_spool_add_thread(w, &(struct prof_thread){ .process = p, .tid = 7 });
-	frames[0] = (uint32_t)prof_spool_intern_frame(
+	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
+	p = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 7 });
+	t = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p, .tid = 7 });
+	frames[0] = (uint32_t)prof_spool_writer_intern_frame(
 		w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL, .addr = 0x1000 });
 	for (i = 1; i < DEPTH; i++)	/* a recursion DEPTH frames deep */
 		frames[i] = frames[0];
-	leaf = prof_spool_intern_frames(w, frames, DEPTH);
+	leaf = prof_spool_writer_intern_frames(w, frames, DEPTH);
 	free(frames);
 	CHECK_INT(leaf, ==, DEPTH);
-	CHECK_INT(prof_spool_add_sample(w, &(struct prof_sample){ .time_ns = 5000000001ull,
+	CHECK_INT(prof_spool_writer_add_sample(w, &(struct prof_sample){ .time_ns = 5000000001ull,
 								   .thread = t,
 								   .stack = (uint32_t)leaf }),
 		  ==, 0);

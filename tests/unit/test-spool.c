@@ -38,9 +38,9 @@ static ssize_t mem_write(void *ctx, const void *buf, size_t len)
 	return (ssize_t)len;
 }
 
-struct prof_writer membuf_sink(struct membuf *mb)
+struct prof_sink membuf_sink(struct membuf *mb)
 {
-	return (struct prof_writer){ .write = mem_write, .ctx = mb };
+	return (struct prof_sink){ .write = mem_write, .ctx = mb };
 }
 
 int open_bytes(const uint8_t *p, size_t len, struct prof_spool **ret)
@@ -77,50 +77,50 @@ void test_meta(struct prof_meta *m)
 size_t write_rich(struct membuf *mb, size_t block_bytes, bool trailer)
 {
 	struct prof_spool_writer_opts opts = { .sz = sizeof(opts), .block_bytes = block_bytes };
-	struct prof_writer sink = membuf_sink(mb);
+	struct prof_sink sink = membuf_sink(mb);
 	struct prof_spool_writer *w;
 	struct prof_meta meta;
 	size_t events = 0, i;
 	int64_t p, t, m, f1, f2, fk, fa, ft, s;
 
 	test_meta(&meta);
-	if (prof_spool_writer_new(&sink, &meta, &opts, &w) < 0)
+	if (prof_spool_writer_open_sink(&sink, &meta, &opts, &w) < 0)
 		abort();
 	struct prof_process proc = { .pid = 17, .ppid = 1, .start_time_ns = 4999,
 				     .time_ns = 5000000100ull, .comm = "app", .exe = "/bin/app" };
-	p = prof_spool_add_process(w, &proc);
+	p = prof_spool_writer_add_process(w, &proc);
 	struct prof_thread th = { .process = (uint32_t)p, .tid = 18, .time_ns = 5000000200ull,
 				  .name = "worker" };
-	t = prof_spool_add_thread(w, &th);
+	t = prof_spool_writer_add_thread(w, &th);
 	struct prof_module mod = { .process = (uint32_t)p, .time_ns = 5000000300ull,
 				   .start = 0x400000, .end = 0x410000, .pgoff = 0x1000,
 				   .flags = PROF_MODULE_EXEC | PROF_MODULE_DELETED,
 				   .dev_major = 8, .dev_minor = 3, .inode = 99,
 				   .build_id_len = 3, .build_id = { 0xde, 0xad, 0xbf },
 				   .path = "/bin/app" };
-	m = prof_spool_add_module(w, &mod);
-	f1 = prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
+	m = prof_spool_writer_add_module(w, &mod);
+	f1 = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
 								.ref = (uint32_t)m, .addr = 0x1234 });
-	f2 = prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
+	f2 = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
 								.ref = (uint32_t)m, .addr = 0x1000 });
-	fk = prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL,
+	fk = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL,
 								.addr = 0xffffffff81234567ull });
-	fa = prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_ANON,
+	fa = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_ANON,
 								.ref = (uint32_t)p,
 								.addr = 0x7f0000001000ull });
-	ft = prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_TRUNCATED,
+	ft = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_TRUNCATED,
 								.addr = PROF_UNWIND_NO_CFI });
 	uint32_t frames[] = { (uint32_t)fk, (uint32_t)f1, (uint32_t)f2 };
-	s = prof_spool_intern_frames(w, frames, 3);
+	s = prof_spool_writer_intern_frames(w, frames, 3);
 	if (p != 1 || t != 1 || m != 1 || f1 != 1 || f2 != 2 || fk != 3 || fa != 4 || ft != 5 ||
 	    s != 3)
 		abort();
 	events += 1 + 1 + 1 + 5 + 3;
-	prof_spool_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_PROCESS,
+	prof_spool_writer_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_PROCESS,
 							 .scope_id = (uint32_t)p,
 							 .start = 0x7f0000001000ull, .size = 64,
 							 .name = "jit_fn" });
-	prof_spool_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_KERNEL,
+	prof_spool_writer_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_KERNEL,
 							 .start = 0xffffffff81234500ull,
 							 .size = 0x100, .name = "do_syscall_64" });
 	events += 2;
@@ -129,17 +129,17 @@ size_t write_rich(struct membuf *mb, size_t block_bytes, bool trailer)
 					   .thread = (uint32_t)t, .stack = i % 5 ? (uint32_t)s : 0,
 					   .period = 1001001 + (i == 3) * 17, .cpu = (uint32_t)i % 2 };
 
-		if (prof_spool_add_sample(w, &smp) < 0)
+		if (prof_spool_writer_add_sample(w, &smp) < 0)
 			abort();
 	}
 	events += 40;
-	prof_spool_rename_thread(w, (uint32_t)t, 5100000000ull, "renamed");
-	prof_spool_add_lost(w, &(struct prof_lost){ .time_ns = 5100000001ull,
+	prof_spool_writer_rename_thread(w, (uint32_t)t, 5100000000ull, "renamed");
+	prof_spool_writer_add_lost(w, &(struct prof_lost){ .time_ns = 5100000001ull,
 						    .kind = PROF_LOST_MMAP, .count = 3 });
-	prof_spool_retire_module(w, (uint32_t)m, 5100000002ull);
-	prof_spool_add_exec(w, (uint32_t)p, 5100000003ull, "newcomm", "/bin/new");
-	prof_spool_add_thread_exit(w, (uint32_t)t, 5100000004ull);
-	prof_spool_add_process_exit(w, (uint32_t)p, 5100000005ull);
+	prof_spool_writer_retire_module(w, (uint32_t)m, 5100000002ull);
+	prof_spool_writer_add_exec(w, (uint32_t)p, 5100000003ull, "newcomm", "/bin/new");
+	prof_spool_writer_add_thread_exit(w, (uint32_t)t, 5100000004ull);
+	prof_spool_writer_add_process_exit(w, (uint32_t)p, 5100000005ull);
 	events += 6;
 	if (trailer) {
 		struct prof_counters c = { .samples = 40, .sample_events = 41, .empty_stacks = 8,
@@ -163,7 +163,7 @@ TEST(spool_round_trip_every_record)
 {
 	struct membuf mb = { 0 };
 	struct prof_spool *sp;
-	struct prof_event ev;
+	struct prof_record ev;
 	const struct prof_meta *m;
 	size_t n = write_rich(&mb, 0, true), got = 0, i;
 
@@ -187,7 +187,7 @@ TEST(spool_round_trip_every_record)
 	CHECK_INT(m->flags, ==, PROF_META_KERNEL | PROF_META_INHERIT);
 
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_PROCESS);
+	CHECK_INT(ev.type, ==, PROF_RECORD_PROCESS);
 	CHECK_INT(ev.id, ==, 1);
 	CHECK_INT(ev.process->pid, ==, 17);
 	CHECK_INT(ev.process->ppid, ==, 1);
@@ -196,13 +196,13 @@ TEST(spool_round_trip_every_record)
 	CHECK_STR(ev.process->comm, "app");
 	CHECK_STR(ev.process->exe, "/bin/app");
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_THREAD);
+	CHECK_INT(ev.type, ==, PROF_RECORD_THREAD);
 	CHECK_INT(ev.thread->process, ==, 1);
 	CHECK_INT(ev.thread->tid, ==, 18);
 	CHECK_INT(ev.thread->time_ns, ==, 5000000200ull);
 	CHECK_STR(ev.thread->name, "worker");
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_MODULE);
+	CHECK_INT(ev.type, ==, PROF_RECORD_MODULE);
 	CHECK_INT(ev.module->process, ==, 1);
 	CHECK_INT(ev.module->time_ns, ==, 5000000300ull);
 	CHECK_INT(ev.module->start, ==, 0x400000);
@@ -226,7 +226,7 @@ TEST(spool_round_trip_every_record)
 	};
 	for (i = 0; i < 5; i++) {
 		CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-		CHECK_INT(ev.type, ==, PROF_EV_FRAME);
+		CHECK_INT(ev.type, ==, PROF_RECORD_FRAME);
 		CHECK_INT(ev.frame->id, ==, want_frames[i].id);
 		CHECK_INT(ev.frame->kind, ==, want_frames[i].kind);
 		CHECK_INT(ev.frame->ref, ==, want_frames[i].ref);
@@ -236,13 +236,13 @@ TEST(spool_round_trip_every_record)
 	static const struct prof_stack_node want_nodes[] = { { 0, 2 }, { 1, 1 }, { 2, 3 } };
 	for (i = 0; i < 3; i++) {
 		CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-		CHECK_INT(ev.type, ==, PROF_EV_STACK);
+		CHECK_INT(ev.type, ==, PROF_RECORD_STACK);
 		CHECK_INT(ev.id, ==, i + 1);
 		CHECK_INT(ev.stack->parent, ==, want_nodes[i].parent);
 		CHECK_INT(ev.stack->frame, ==, want_nodes[i].frame);
 	}
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_SYMBOL);
+	CHECK_INT(ev.type, ==, PROF_RECORD_SYMBOL);
 	CHECK_INT(ev.symbol->scope, ==, PROF_SYMBOL_PROCESS);
 	CHECK_INT(ev.symbol->scope_id, ==, 1);
 	CHECK_INT(ev.symbol->start, ==, 0x7f0000001000ull);
@@ -254,7 +254,7 @@ TEST(spool_round_trip_every_record)
 	CHECK_STR(ev.symbol->name, "do_syscall_64");
 	for (i = 0; i < 40; i++) {
 		CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-		CHECK_INT(ev.type, ==, PROF_EV_SAMPLE);
+		CHECK_INT(ev.type, ==, PROF_RECORD_SAMPLE);
 		CHECK_INT(ev.sample->time_ns, ==, 5000001000ull + i * 1001001 - (i == 7) * 5000);
 		CHECK_INT(ev.sample->thread, ==, 1);
 		CHECK_INT(ev.sample->stack, ==, i % 5 ? 3 : 0);
@@ -262,33 +262,33 @@ TEST(spool_round_trip_every_record)
 		CHECK_INT(ev.sample->cpu, ==, i % 2);
 	}
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_THREAD_NAME);
+	CHECK_INT(ev.type, ==, PROF_RECORD_THREAD_NAME);
 	CHECK_INT(ev.time_ns, ==, 5100000000ull);
 	CHECK_STR(ev.thread->name, "renamed");
 	CHECK_STR(prof_spool_thread(sp, 1)->name, "renamed");
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_LOST);
+	CHECK_INT(ev.type, ==, PROF_RECORD_LOST);
 	CHECK_INT(ev.lost->kind, ==, PROF_LOST_MMAP);
 	CHECK_INT(ev.lost->count, ==, 3);
 	CHECK_INT(ev.lost->time_ns, ==, 5100000001ull);
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_MODULE_RETIRE);
+	CHECK_INT(ev.type, ==, PROF_RECORD_MODULE_RETIRE);
 	CHECK_INT(ev.id, ==, 1);
 	CHECK(prof_spool_module(sp, 1)->retired);
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_EXEC);
+	CHECK_INT(ev.type, ==, PROF_RECORD_EXEC);
 	CHECK_STR(ev.process->comm, "newcomm");
 	CHECK_STR(ev.process->exe, "/bin/new");
 	CHECK_INT(ev.time_ns, ==, 5100000003ull);
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_THREAD_EXIT);
+	CHECK_INT(ev.type, ==, PROF_RECORD_THREAD_EXIT);
 	CHECK(ev.thread->exited);
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_PROCESS_EXIT);
+	CHECK_INT(ev.type, ==, PROF_RECORD_PROCESS_EXIT);
 	CHECK(ev.process->exited);
 	CHECK(prof_spool_counters(sp) == NULL);
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_TRAILER);
+	CHECK_INT(ev.type, ==, PROF_RECORD_TRAILER);
 	CHECK_INT(ev.counters->samples, ==, 40);
 	CHECK_INT(ev.counters->sample_events, ==, 41);
 	CHECK_INT(ev.counters->empty_stacks, ==, 8);
@@ -310,7 +310,7 @@ TEST(spool_round_trip_every_record)
 	struct prof_spool_counts cnt;
 
 	prof_spool_status(sp, &st);
-	CHECK_INT(st.state, ==, PROF_SPOOL_FINISHED);
+	CHECK_INT(st.state, ==, PROF_SPOOL_STATE_FINISHED);
 	CHECK_INT(st.offset, ==, mb.len);
 	prof_spool_counts(sp, &cnt);
 	CHECK_INT(cnt.processes, ==, 1);
@@ -330,7 +330,7 @@ TEST(spool_round_trip_every_record)
 struct event_log {
 	size_t n;
 	uint64_t block_end[256];
-	enum prof_event_type type[256];
+	enum prof_record_type type[256];
 	char reason[256];	/* copied: the status lends it only until close */
 };
 
@@ -338,7 +338,7 @@ static void read_log(const uint8_t *p, size_t len, struct event_log *log, int *o
 		     struct prof_spool_status *st)
 {
 	struct prof_spool *sp;
-	struct prof_event ev;
+	struct prof_record ev;
 	int r;
 
 	log->n = 0;
@@ -372,7 +372,7 @@ TEST(spool_truncation_at_every_offset)
 	write_rich(&mb, 128, true);	/* small blocks: many boundaries */
 	CHECK_CALL(read_log(mb.p, mb.len, &full, &r, &st));
 	CHECK_INT(r, ==, 0);
-	CHECK_INT(st.state, ==, PROF_SPOOL_FINISHED);
+	CHECK_INT(st.state, ==, PROF_SPOOL_STATE_FINISHED);
 	CHECK(st.blocks >= 5);
 	/* the META block ends where the first event's block starts, at the latest */
 	first_block_end = SPOOL_HEADER_LEN;
@@ -393,7 +393,7 @@ TEST(spool_truncation_at_every_offset)
 		CHECK_INT(cut.n, ==, want);
 		for (i = 0; i < want; i++)
 			CHECK_INT(cut.type[i], ==, full.type[i]);
-		CHECK_INT(st.state, ==, st.offset == len ? PROF_SPOOL_READING : PROF_SPOOL_CUT);
+		CHECK_INT(st.state, ==, st.offset == len ? PROF_SPOOL_STATE_READING : PROF_SPOOL_STATE_CUT);
 		CHECK(st.offset <= len);
 	}
 	free(mb.p);
@@ -431,7 +431,7 @@ TEST(spool_random_corruption_keeps_valid_prefix)
 			continue;
 		}
 		/* a flipped bit is always noticed, and what was read is a prefix */
-		CHECK_INT(st.state, ==, PROF_SPOOL_CORRUPT);
+		CHECK_INT(st.state, ==, PROF_SPOOL_STATE_CORRUPT);
 		CHECK(bad.n < full.n);
 		for (i = 0; i < bad.n; i++)
 			CHECK_INT(bad.type[i], ==, full.type[i]);
@@ -447,7 +447,7 @@ TEST(spool_resumes_as_file_grows)
 	int fd = mkstemp(path);
 	struct prof_spool_writer *w;
 	struct prof_spool *sp;
-	struct prof_event ev;
+	struct prof_record ev;
 	struct prof_meta meta;
 	struct prof_spool_status st;
 	int64_t p, t;
@@ -460,24 +460,24 @@ TEST(spool_resumes_as_file_grows)
 	CHECK_INT(prof_spool_open(path, &sp), ==, 0);
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 0);
 	prof_spool_status(sp, &st);
-	CHECK_INT(st.state, ==, PROF_SPOOL_READING);
-	p = prof_spool_add_process(w, &(struct prof_process){ .pid = 1, .comm = "a" });
-	t = prof_spool_add_thread(w, &(struct prof_thread){ .process = (uint32_t)p, .tid = 1 });
+	CHECK_INT(st.state, ==, PROF_SPOOL_STATE_READING);
+	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1, .comm = "a" });
+	t = prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = (uint32_t)p, .tid = 1 });
 	for (i = 0; i < 5; i++) {
-		CHECK_INT(prof_spool_add_sample(w, &(struct prof_sample){
+		CHECK_INT(prof_spool_writer_add_sample(w, &(struct prof_sample){
 				  .time_ns = meta.mono_start_ns + i, .thread = (uint32_t)t }), ==, 0);
 		/* buffered, not flushed: invisible */
 		CHECK_INT(prof_spool_next(sp, &ev), ==, 0);
 		CHECK_INT(prof_spool_writer_flush(w), ==, 0);
 		while (prof_spool_next(sp, &ev) > 0)
-			seen += ev.type == PROF_EV_SAMPLE;
+			seen += ev.type == PROF_RECORD_SAMPLE;
 		CHECK_INT(seen, ==, i + 1);
 	}
 	CHECK_INT(prof_spool_writer_finish(w, &(struct prof_counters){ .samples = 5 }), ==, 0);
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_TRAILER);
+	CHECK_INT(ev.type, ==, PROF_RECORD_TRAILER);
 	prof_spool_status(sp, &st);
-	CHECK_INT(st.state, ==, PROF_SPOOL_FINISHED);
+	CHECK_INT(st.state, ==, PROF_SPOOL_STATE_FINISHED);
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	prof_spool_close(sp);
 	unlink(path);
@@ -486,31 +486,31 @@ TEST(spool_resumes_as_file_grows)
 TEST(spool_writer_interns_frames_and_stacks)
 {
 	struct membuf mb = { 0 };
-	struct prof_writer sink = membuf_sink(&mb);
+	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
 	struct prof_meta meta;
 	int64_t p, m, a, b, a2, s1, s2;
 
 	test_meta(&meta);
-	CHECK_INT(prof_spool_writer_new(&sink, &meta, NULL, &w), ==, 0);
-	p = prof_spool_add_process(w, &(struct prof_process){ .pid = 1 });
-	m = prof_spool_add_module(w, &(struct prof_module){ .process = (uint32_t)p, .start = 1,
+	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
+	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1 });
+	m = prof_spool_writer_add_module(w, &(struct prof_module){ .process = (uint32_t)p, .start = 1,
 							    .end = 2, .path = "x" });
-	a = prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 5 });
-	b = prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 6 });
-	a2 = prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 5 });
+	a = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 5 });
+	b = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 6 });
+	a2 = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 5 });
 	CHECK_INT(a, ==, a2);
 	CHECK(a != b);
 	/* the same address in another kind is another frame */
-	CHECK(prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL, .ref = 0, .addr = 5 }) != a);
+	CHECK(prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL, .ref = 0, .addr = 5 }) != a);
 	uint32_t st1[] = { (uint32_t)a, (uint32_t)b }, st2[] = { (uint32_t)b, (uint32_t)b };
-	s1 = prof_spool_intern_frames(w, st1, 2);
-	CHECK_INT(prof_spool_intern_frames(w, st1, 2), ==, s1);
-	s2 = prof_spool_intern_frames(w, st2, 2);
+	s1 = prof_spool_writer_intern_frames(w, st1, 2);
+	CHECK_INT(prof_spool_writer_intern_frames(w, st1, 2), ==, s1);
+	s2 = prof_spool_writer_intern_frames(w, st2, 2);
 	CHECK(s2 != s1);
 	/* b at the root is shared: 3 nodes in all */
 	CHECK_INT(s2, ==, 3);
-	CHECK_INT(prof_spool_intern_frames(w, st1, 0), ==, 0);
+	CHECK_INT(prof_spool_writer_intern_frames(w, st1, 0), ==, 0);
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	free(mb.p);
 }
@@ -518,15 +518,15 @@ TEST(spool_writer_interns_frames_and_stacks)
 /* A writer into MB of a spool with two processes, ids *P1 and *P2. */
 static struct prof_spool_writer *two_processes(struct membuf *mb, uint32_t *p1, uint32_t *p2)
 {
-	struct prof_writer sink = membuf_sink(mb);
+	struct prof_sink sink = membuf_sink(mb);
 	struct prof_spool_writer *w;
 	struct prof_meta meta;
 
 	test_meta(&meta);
-	if (prof_spool_writer_new(&sink, &meta, NULL, &w) < 0)
+	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &w) < 0)
 		abort();
-	*p1 = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 1 });
-	*p2 = (uint32_t)prof_spool_add_process(w, &(struct prof_process){ .pid = 2 });
+	*p1 = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1 });
+	*p2 = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 2 });
 	return w;
 }
 
@@ -535,29 +535,29 @@ TEST(spool_reader_retires_a_process_s_modules_at_its_exec)
 	struct membuf mb = { 0 };
 	struct prof_spool_writer *w;
 	struct prof_spool *sp;
-	struct prof_event ev;
+	struct prof_record ev;
 	uint32_t p1, p2, i;
 
 	w = two_processes(&mb, &p1, &p2);
 	/* modules 1..6, alternating between the two processes */
 	for (i = 0; i < 6; i++)
-		prof_spool_add_module(w, &(struct prof_module){ .process = i % 2 ? p2 : p1,
+		prof_spool_writer_add_module(w, &(struct prof_module){ .process = i % 2 ? p2 : p1,
 								 .start = 0x1000 * (i + 1),
 								 .end = 0x1000 * (i + 2), .path = "m" });
-	prof_spool_retire_module(w, 3, 10);
-	prof_spool_add_exec(w, p1, 11, "new", "/bin/new");
+	prof_spool_writer_retire_module(w, 3, 10);
+	prof_spool_writer_add_exec(w, p1, 11, "new", "/bin/new");
 	/* module 7: the new image's */
-	prof_spool_add_module(w, &(struct prof_module){ .process = p1, .start = 0x1000,
+	prof_spool_writer_add_module(w, &(struct prof_module){ .process = p1, .start = 0x1000,
 							 .end = 0x2000, .path = "n" });
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
-	while (prof_spool_next(sp, &ev) == 1 && ev.type != PROF_EV_EXEC)
+	while (prof_spool_next(sp, &ev) == 1 && ev.type != PROF_RECORD_EXEC)
 		;
 	/* the exec retired process 1's modules (3 was already), not process 2's */
 	for (i = 1; i <= 6; i++)
 		CHECK_INT(prof_spool_module(sp, i)->retired, ==, i % 2 == 1);
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
-	CHECK_INT(ev.type, ==, PROF_EV_MODULE);
+	CHECK_INT(ev.type, ==, PROF_RECORD_MODULE);
 	CHECK(!prof_spool_module(sp, 7)->retired);
 	prof_spool_close(sp);
 	free(mb.p);
@@ -568,15 +568,15 @@ TEST(spool_reader_retires_a_process_s_modules_at_its_exit)
 	struct membuf mb = { 0 };
 	struct prof_spool_writer *w;
 	struct prof_spool *sp;
-	struct prof_event ev;
+	struct prof_record ev;
 	uint32_t p1, p2;
 
 	w = two_processes(&mb, &p1, &p2);
-	prof_spool_add_module(w, &(struct prof_module){ .process = p1, .start = 1, .end = 2,
+	prof_spool_writer_add_module(w, &(struct prof_module){ .process = p1, .start = 1, .end = 2,
 							 .path = "a" });
-	prof_spool_add_module(w, &(struct prof_module){ .process = p2, .start = 1, .end = 2,
+	prof_spool_writer_add_module(w, &(struct prof_module){ .process = p2, .start = 1, .end = 2,
 							 .path = "b" });
-	prof_spool_add_process_exit(w, p2, 12);
+	prof_spool_writer_add_process_exit(w, p2, 12);
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
 	while (prof_spool_next(sp, &ev) == 1)
@@ -590,31 +590,31 @@ TEST(spool_reader_retires_a_process_s_modules_at_its_exit)
 TEST(spool_writer_rejects_undefined_references)
 {
 	struct membuf mb = { 0 };
-	struct prof_writer sink = membuf_sink(&mb);
+	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
 	struct prof_spool *sp;
-	struct prof_event ev;
+	struct prof_record ev;
 	struct prof_meta meta;
 	int64_t p;
 	int r, n = 0;
 
 	test_meta(&meta);
-	CHECK_INT(prof_spool_writer_new(&sink, &meta, NULL, &w), ==, 0);
-	CHECK_INT(prof_spool_add_thread(w, &(struct prof_thread){ .process = 1 }), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
+	CHECK_INT(prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = 1 }), ==, -EINVAL);
 	CHECK(strstr(prof_errmsg(), "undefined process 1"));
-	p = prof_spool_add_process(w, &(struct prof_process){ .pid = 1 });
+	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1 });
 	CHECK_INT(p, ==, 1);
-	CHECK_INT(prof_spool_add_sample(w, &(struct prof_sample){ .thread = 1 }), ==, -EINVAL);
-	CHECK_INT(prof_spool_intern_stack(w, 0, 1), ==, -EINVAL);
-	CHECK_INT(prof_spool_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = 1, .addr = 5 }),
+	CHECK_INT(prof_spool_writer_add_sample(w, &(struct prof_sample){ .thread = 1 }), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_intern_stack(w, 0, 1), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = 1, .addr = 5 }),
 		  ==, -EINVAL);
-	CHECK_INT(prof_spool_intern_frame(w, &(struct prof_frame){ .kind = 9, .addr = 5 }), ==, -EINVAL);
-	CHECK_INT(prof_spool_add_module(w, &(struct prof_module){ .process = 1, .start = 5,
+	CHECK_INT(prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = 9, .addr = 5 }), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_add_module(w, &(struct prof_module){ .process = 1, .start = 5,
 								  .end = 5 }), ==, -EINVAL);
-	CHECK_INT(prof_spool_add_lost(w, &(struct prof_lost){ .kind = 0 }), ==, -EINVAL);
-	CHECK_INT(prof_spool_retire_module(w, 1, 0), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_add_lost(w, &(struct prof_lost){ .kind = 0 }), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_retire_module(w, 1, 0), ==, -EINVAL);
 	CHECK_INT(prof_spool_writer_finish(w, &(struct prof_counters){ 0 }), ==, 0);
-	CHECK_INT(prof_spool_add_process(w, &(struct prof_process){ .pid = 1 }), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1 }), ==, -EINVAL);
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	/* the rejected calls left no trace: the spool reads back clean */
 	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
@@ -628,17 +628,17 @@ TEST(spool_writer_rejects_undefined_references)
 TEST(spool_writer_sink_error_is_sticky)
 {
 	struct membuf mb = { .fail_at = 400 };
-	struct prof_writer sink = membuf_sink(&mb);
+	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
 	struct prof_meta meta;
 	int r = 0, i;
 
 	test_meta(&meta);
-	CHECK_INT(prof_spool_writer_new(&sink, &meta, &(struct prof_spool_writer_opts){
+	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, &(struct prof_spool_writer_opts){
 						 .sz = sizeof(struct prof_spool_writer_opts),
 						 .block_bytes = 64, .no_compress = true }, &w), ==, 0);
 	for (i = 0; i < 100 && r >= 0; i++)
-		r = (int)prof_spool_add_process(w, &(struct prof_process){ .pid = i, .comm = "p" });
+		r = (int)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = i, .comm = "p" });
 	CHECK_INT(r, ==, -ENOSPC);
 	CHECK(strstr(prof_errmsg(), "cannot write spool"));
 	CHECK_INT(prof_spool_writer_flush(w), ==, -ENOSPC);
@@ -693,14 +693,14 @@ static size_t rec(uint8_t *out, unsigned tag, const uint8_t *body, size_t len)
 static size_t build_file(uint8_t *out, const uint8_t *recs, size_t len, uint32_t raw_len_lie)
 {
 	struct membuf mb = { 0 };
-	struct prof_writer sink = membuf_sink(&mb);
+	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
 	struct prof_meta meta;
 	uint8_t *h;
 	size_t n;
 
 	test_meta(&meta);
-	if (prof_spool_writer_new(&sink, &meta, NULL, &w) < 0)
+	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &w) < 0)
 		abort();
 	prof_spool_writer_close(w);
 	memcpy(out, mb.p, mb.len);
@@ -723,7 +723,7 @@ static int read_all(const uint8_t *file, size_t len, struct prof_spool_status *s
 		    char *reason, size_t reason_len)
 {
 	struct prof_spool *sp;
-	struct prof_event ev;
+	struct prof_record ev;
 	int n = 0;
 
 	if (open_bytes(file, len, &sp) < 0)
@@ -750,7 +750,7 @@ TEST(spool_reader_checks_references_and_tags)
 	n += rec(recs + n, SPOOL_TAG_STACK, stack_bad, sizeof(stack_bad));
 	n = build_file(file, recs, n, 0);
 	CHECK_INT(read_all(file, n, &st, why, sizeof(why)), ==, 0);
-	CHECK_INT(st.state, ==, PROF_SPOOL_CORRUPT);
+	CHECK_INT(st.state, ==, PROF_SPOOL_STATE_CORRUPT);
 	CHECK(strstr(why, "block 2"));
 	CHECK(strstr(why, "undefined frame"));
 
@@ -760,7 +760,7 @@ TEST(spool_reader_checks_references_and_tags)
 	n += rec(recs + n, SPOOL_TAG_PROCESS, proc_long, sizeof(proc_long));
 	n = build_file(file, recs, n, 0);
 	CHECK_INT(read_all(file, n, &st, why, sizeof(why)), ==, 1);
-	CHECK_INT(st.state, ==, PROF_SPOOL_READING);
+	CHECK_INT(st.state, ==, PROF_SPOOL_STATE_READING);
 
 	/* an unknown critical tag stops the reader */
 	n = rec(recs, 40, (const uint8_t *)"x", 1);
@@ -856,7 +856,7 @@ TEST(spool_varint_limits)
 TEST(spool_size_per_sample)
 {
 	struct membuf mb = { 0 };
-	struct prof_writer sink = membuf_sink(&mb);
+	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
 	struct prof_meta meta;
 	uint64_t rnd = 1, t;
@@ -866,23 +866,23 @@ TEST(spool_size_per_sample)
 
 	test_meta(&meta);
 	meta.time_unit_ns = 0;	/* the default resolution */
-	CHECK_INT(prof_spool_writer_new(&sink, &meta, NULL, &w), ==, 0);
-	p = prof_spool_add_process(w, &(struct prof_process){ .pid = 1, .comm = "app" });
-	m = prof_spool_add_module(w, &(struct prof_module){ .process = (uint32_t)p,
+	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
+	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1, .comm = "app" });
+	m = prof_spool_writer_add_module(w, &(struct prof_module){ .process = (uint32_t)p,
 							    .start = 0x400000, .end = 0x500000,
 							    .path = "/usr/bin/app" });
 	for (i = 0; i < 4; i++)
-		threads[i] = (uint32_t)prof_spool_add_thread(
+		threads[i] = (uint32_t)prof_spool_writer_add_thread(
 			w, &(struct prof_thread){ .process = (uint32_t)p, .tid = (int32_t)i + 1 });
 	for (i = 0; i < 50; i++) {
 		for (k = 0; k < 16; k++) {
-			id = prof_spool_intern_frame(w, &(struct prof_frame){
+			id = prof_spool_writer_intern_frame(w, &(struct prof_frame){
 				.kind = PROF_FRAME_USER, .ref = (uint32_t)m,
 				.addr = k < 8 ? 0x1000 + k * 64 : 0x9000 + i * 512 + k * 8 });
 			CHECK(id > 0);
 			frames[15 - k] = (uint32_t)id;
 		}
-		id = prof_spool_intern_frames(w, frames, 16);
+		id = prof_spool_writer_intern_frames(w, frames, 16);
 		CHECK(id > 0);
 		leaves[i] = (uint32_t)id;
 	}
@@ -891,7 +891,7 @@ TEST(spool_size_per_sample)
 		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
 		t += 1001001 / 2 + (rnd >> 40) % 6000;
 		k = (size_t)((rnd >> 20) % 50 * ((rnd >> 30) % 50) / 50);
-		CHECK_INT(prof_spool_add_sample(w, &(struct prof_sample){
+		CHECK_INT(prof_spool_writer_add_sample(w, &(struct prof_sample){
 				  .time_ns = t, .thread = threads[(rnd >> 50) % 4],
 				  .stack = leaves[k], .period = 1001001,
 				  .cpu = (uint32_t)(rnd >> 60) % 2 }), ==, 0);

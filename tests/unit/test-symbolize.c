@@ -198,15 +198,15 @@ struct fx {
 
 static void fx_begin(struct fx *fx)
 {
-	struct prof_writer sink;
+	struct prof_sink sink;
 	struct prof_meta meta;
 
 	memset(fx, 0, sizeof(*fx));
 	sink = membuf_sink(&fx->mb);
 	test_meta(&meta);
-	if (prof_spool_writer_new(&sink, &meta, NULL, &fx->w) < 0)
+	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &fx->w) < 0)
 		abort();
-	fx->proc = (uint32_t)prof_spool_add_process(
+	fx->proc = (uint32_t)prof_spool_writer_add_process(
 		fx->w, &(struct prof_process){ .pid = 7, .comm = "t", .exe = "/t" });
 }
 
@@ -217,14 +217,14 @@ static uint32_t fx_module(struct fx *fx, const char *path, const uint8_t *id, si
 
 	if (idlen)
 		memcpy(m.build_id, id, idlen);
-	return (uint32_t)prof_spool_add_module(fx->w, &m);
+	return (uint32_t)prof_spool_writer_add_module(fx->w, &m);
 }
 
 static uint32_t fx_frame(struct fx *fx, enum prof_frame_kind kind, uint32_t ref, uint64_t addr)
 {
 	struct prof_frame f = { .kind = (uint8_t)kind, .ref = ref, .addr = addr };
 
-	return (uint32_t)prof_spool_intern_frame(fx->w, &f);
+	return (uint32_t)prof_spool_writer_intern_frame(fx->w, &f);
 }
 
 static void fx_symbol(struct fx *fx, enum prof_symbol_scope scope, uint32_t id, uint64_t start,
@@ -233,14 +233,14 @@ static void fx_symbol(struct fx *fx, enum prof_symbol_scope scope, uint32_t id, 
 	struct prof_symbol s = { .scope = (uint8_t)scope, .scope_id = id, .start = start,
 				 .size = size, .name = name };
 
-	if (prof_spool_add_symbol(fx->w, &s) < 0)
+	if (prof_spool_writer_add_symbol(fx->w, &s) < 0)
 		abort();
 }
 
 /* Finish the spool, read all of it and make a symbolizer over it. */
 static void fx_open(struct fx *fx)
 {
-	struct prof_event ev;
+	struct prof_record ev;
 
 	if (prof_spool_writer_close(fx->w) < 0 || open_bytes(fx->mb.p, fx->mb.len, &fx->sp) < 0)
 		abort();
@@ -481,7 +481,7 @@ TEST(symbolize_prefers_the_spools_symbols_in_every_scope)
 	fx_symbol(&fx, PROF_SYMBOL_PROCESS, fx.proc, 0x7f0000001000ull, 0x20, "jit_new");
 	/* another process's symbol is not this one's */
 	fx_symbol(&fx, PROF_SYMBOL_PROCESS,
-		  (uint32_t)prof_spool_add_process(fx.w, &(struct prof_process){ .pid = 8 }),
+		  (uint32_t)prof_spool_writer_add_process(fx.w, &(struct prof_process){ .pid = 8 }),
 		  0x7f0000002000ull, 0x10, "other_process");
 	fa3 = fx_frame(&fx, PROF_FRAME_ANON, fx.proc + 1, 0x7f0000002004ull);
 	fx_open(&fx);
@@ -550,7 +550,7 @@ TEST(symbolize_resolves_each_frame_once)
 TEST(symbolize_sees_symbols_read_after_a_frame_was_named)
 {
 	struct prof_resolved_frame r;
-	struct prof_event ev;
+	struct prof_record ev;
 	const char *before;
 	uint32_t f;
 	struct fx fx;
@@ -564,7 +564,7 @@ TEST(symbolize_sees_symbols_read_after_a_frame_was_named)
 	CHECK_INT(prof_symbolizer_new(fx.sp, &fx.sym), ==, 0);
 	do	/* read up to the frame, as tail would */
 		CHECK_INT(prof_spool_next(fx.sp, &ev), ==, 1);
-	while (ev.type != PROF_EV_FRAME);
+	while (ev.type != PROF_RECORD_FRAME);
 	CHECK_INT(prof_symbolizer_frame(fx.sym, f, &r), ==, 0);
 	CHECK_STR(r.function, "0xffffffff81000010");
 	before = r.function;

@@ -99,27 +99,27 @@ static int gen_open_as(struct gen *g, const char *path, bool raw, struct spool_f
 	} else if (prof_spool_writer_open(path, &meta, &o, &g->w) < 0) {
 		return -1;
 	}
-	p = prof_spool_add_process(g->w, &(struct prof_process){ .pid = 17, .comm = "app" });
-	g->main = (uint32_t)prof_spool_add_thread(g->w, &(struct prof_thread){
+	p = prof_spool_writer_add_process(g->w, &(struct prof_process){ .pid = 17, .comm = "app" });
+	g->main = (uint32_t)prof_spool_writer_add_thread(g->w, &(struct prof_thread){
 		.process = (uint32_t)p, .tid = 18, .name = "main" });
-	g->worker = (uint32_t)prof_spool_add_thread(g->w, &(struct prof_thread){
+	g->worker = (uint32_t)prof_spool_writer_add_thread(g->w, &(struct prof_thread){
 		.process = (uint32_t)p, .tid = 19, .name = "worker" });
-	m = prof_spool_add_module(g->w, &(struct prof_module){
+	m = prof_spool_writer_add_module(g->w, &(struct prof_module){
 		.process = (uint32_t)p, .start = 0x400000, .end = 0x401000,
 		.flags = PROF_MODULE_EXEC, .path = "/nonexistent/app" });
 	for (i = 0; i < 3; i++)
-		prof_spool_add_symbol(g->w, &(struct prof_symbol){
+		prof_spool_writer_add_symbol(g->w, &(struct prof_symbol){
 			.scope = PROF_SYMBOL_MODULE, .scope_id = (uint32_t)m,
 			.start = 0x100 * (uint64_t)i, .size = 0x100, .name = names[i] });
-	fr = prof_spool_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
+	fr = prof_spool_writer_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
 								 .ref = (uint32_t)m, .addr = 0x10 });
-	fm = prof_spool_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
+	fm = prof_spool_writer_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
 								 .ref = (uint32_t)m, .addr = 0x110 });
-	fl = prof_spool_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
+	fl = prof_spool_writer_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
 								 .ref = (uint32_t)m, .addr = 0x210 });
-	g->leaf = (uint32_t)prof_spool_intern_frames(g->w, (uint32_t[]){ (uint32_t)fl,
+	g->leaf = (uint32_t)prof_spool_writer_intern_frames(g->w, (uint32_t[]){ (uint32_t)fl,
 				(uint32_t)fm, (uint32_t)fr }, 3);
-	g->mid = (uint32_t)prof_spool_intern_frames(g->w, (uint32_t[]){ (uint32_t)fm,
+	g->mid = (uint32_t)prof_spool_writer_intern_frames(g->w, (uint32_t[]){ (uint32_t)fm,
 				(uint32_t)fr }, 2);
 	return p == 1 && g->main && g->worker && g->leaf && g->mid ? 0 : -1;
 }
@@ -140,7 +140,7 @@ static int gen_samples(struct gen *g, size_t n)
 					 .thread = w ? g->worker : g->main,
 					 .stack = w ? g->mid : g->leaf, .period = 1000000 };
 
-		if (prof_spool_add_sample(g->w, &s) < 0)
+		if (prof_spool_writer_add_sample(g->w, &s) < 0)
 			return -1;
 	}
 	return 0;
@@ -229,7 +229,7 @@ TEST(tail_follows_a_file_as_it_grows_to_its_trailer)
 	CHECK_INT(gen_open(&g, in_dir("x.spool"), false), ==, 0);
 	CHECK_INT(prof_tail_open(in_dir("x.spool"), NULL, &t), ==, 0);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
-	CHECK_INT(b.state, ==, PROF_TAIL_RUNNING);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_RUNNING);
 	CHECK(prof_tail_spool(t) != NULL);
 	CHECK_INT(gen_samples(&g, 10), ==, 0);
 	/* buffered by the writer, not flushed: nothing to see */
@@ -245,11 +245,11 @@ TEST(tail_follows_a_file_as_it_grows_to_its_trailer)
 	CHECK_INT(b.samples[3].s.stack, ==, g.mid);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
 	CHECK(!b.activity);
-	CHECK_INT(b.state, ==, PROF_TAIL_RUNNING);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_RUNNING);
 	CHECK_INT(gen_samples(&g, 5), ==, 0);
 	CHECK_INT(gen_finish(&g), ==, 0);
 	CHECK_INT(poll_all(t, &b), ==, 5);
-	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_FINISHED);
 	CHECK(prof_tail_state_is_final(b.state));
 	prof_tail_stats(t, &st);
 	CHECK_INT(st.samples, ==, 15);
@@ -260,7 +260,7 @@ TEST(tail_follows_a_file_as_it_grows_to_its_trailer)
 	CHECK_STR(st.path, in_dir("x.spool"));
 	/* finished is final: nothing more, however often it is asked */
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
-	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_FINISHED);
 	prof_tail_free(t);
 	rm_test();
 }
@@ -275,23 +275,23 @@ TEST(tail_waits_for_a_spool_that_does_not_exist_yet)
 	mkdir_test();
 	CHECK_INT(prof_tail_open(in_dir("later.spool"), NULL, &t), ==, 0);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
-	CHECK_INT(b.state, ==, PROF_TAIL_WAITING);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_WAITING);
 	CHECK(prof_tail_spool(t) == NULL);
 	CHECK_INT(prof_tail_wait(t, 10), ==, 0);
 	/* an empty file, then half a header: still waiting, no error */
 	fd = open(in_dir("later.spool"), O_WRONLY | O_CREAT, 0644);
 	CHECK(fd >= 0);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
-	CHECK_INT(b.state, ==, PROF_TAIL_WAITING);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_WAITING);
 	CHECK_INT(write(fd, "\x89PRF", 4), ==, 4);
 	close(fd);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
-	CHECK_INT(b.state, ==, PROF_TAIL_WAITING);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_WAITING);
 	CHECK_INT(gen_open(&g, in_dir("later.spool"), false), ==, 0);
 	CHECK_INT(gen_samples(&g, 3), ==, 0);
 	CHECK_INT(gen_finish(&g), ==, 0);
 	CHECK_INT(poll_all(t, &b), ==, 3);
-	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_FINISHED);
 	prof_tail_free(t);
 	rm_test();
 }
@@ -337,7 +337,7 @@ TEST(tail_batches_are_bounded)
 	} while (b.more);
 	CHECK_INT(total, ==, 100);
 	CHECK_INT(polls, ==, 15);	/* 14 full batches, then 2 and the trailer */
-	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_FINISHED);
 	prof_tail_free(t);
 	rm_test();
 }
@@ -378,9 +378,9 @@ TEST(tail_names_a_sample_after_its_thread_at_that_time)
 	mkdir_test();
 	CHECK_INT(gen_open(&g, in_dir("n.spool"), false), ==, 0);
 	CHECK_INT(gen_samples(&g, 1), ==, 0);
-	CHECK_INT(prof_spool_rename_thread(g.w, g.main, g.t0 + 1500000, "renamed"), ==, 0);
+	CHECK_INT(prof_spool_writer_rename_thread(g.w, g.main, g.t0 + 1500000, "renamed"), ==, 0);
 	CHECK_INT(gen_samples(&g, 1), ==, 0);
-	CHECK_INT(prof_spool_rename_thread(g.w, g.main, g.t0 + 2500000, ""), ==, 0);
+	CHECK_INT(prof_spool_writer_rename_thread(g.w, g.main, g.t0 + 2500000, ""), ==, 0);
 	CHECK_INT(gen_samples(&g, 1), ==, 0);
 	CHECK_INT(gen_finish(&g), ==, 0);
 	CHECK_INT(prof_tail_open(in_dir("n.spool"), NULL, &t), ==, 0);
@@ -407,14 +407,14 @@ TEST(tail_stops_when_the_file_shrinks)
 	CHECK_INT(poll_all(t, &b), ==, 20);
 	CHECK_INT(truncate(in_dir("s.spool"), 100), ==, 0);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
-	CHECK_INT(b.state, ==, PROF_TAIL_SHRUNK);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_SHRUNK);
 	CHECK(strstr(b.reason, "shrank") != NULL);
 	CHECK(prof_tail_state_is_final(b.state));
 	/* and it stays stopped, even when the file grows again */
 	CHECK_INT(gen_samples(&g, 20), ==, 0);
 	CHECK_INT(gen_finish(&g), ==, 0);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
-	CHECK_INT(b.state, ==, PROF_TAIL_SHRUNK);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_SHRUNK);
 	prof_tail_free(t);
 	rm_test();
 }
@@ -447,7 +447,7 @@ TEST(tail_stops_before_a_corrupt_block)
 	CHECK(s2.st_size > s1.st_size + 30);
 	CHECK_INT(prof_tail_open(in_dir("c.spool"), NULL, &t), ==, 0);
 	CHECK_INT(poll_all(t, &b), ==, 10);
-	CHECK_INT(b.state, ==, PROF_TAIL_CORRUPT);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_CORRUPT);
 	CHECK(strstr(b.reason, "checksum mismatch") != NULL);
 	prof_tail_stats(t, &st);
 	CHECK_INT(st.offset, ==, s1.st_size);
@@ -491,7 +491,7 @@ TEST(tail_of_a_file_written_a_byte_at_a_time_reads_as_the_whole)
 	do
 		CHECK(render(t, &b, fw));
 	while (b.more || !prof_tail_state_is_final(b.state));
-	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_FINISHED);
 	prof_tail_free(t);
 	fclose(fw);
 
@@ -506,11 +506,11 @@ TEST(tail_of_a_file_written_a_byte_at_a_time_reads_as_the_whole)
 		while (b.more);
 		/* never a false alarm on a block that is still being written */
 		CHECK(!prof_tail_state_is_final(b.state) || i + 1 == mb.len);
-		waited |= b.state == PROF_TAIL_WAITING;
-		cut |= b.state == PROF_TAIL_CUT;
+		waited |= b.state == PROF_TAIL_STATE_WAITING;
+		cut |= b.state == PROF_TAIL_STATE_CUT;
 	}
 	close(fd);
-	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_FINISHED);
 	CHECK(waited && cut);
 	prof_tail_free(t);
 	fclose(ft);
@@ -525,12 +525,12 @@ TEST(tail_of_a_file_written_a_byte_at_a_time_reads_as_the_whole)
 /* The samples SP holds. */
 static long count_samples(struct prof_spool *sp)
 {
-	struct prof_event ev;
+	struct prof_record ev;
 	long n = 0;
 	int r;
 
 	while ((r = prof_spool_next(sp, &ev)) > 0)
-		n += ev.type == PROF_EV_SAMPLE;
+		n += ev.type == PROF_RECORD_SAMPLE;
 	return r < 0 ? -1 : n;
 }
 
@@ -608,29 +608,29 @@ TEST(tail_ends_as_abandoned_when_the_writer_s_lock_is_gone)
 	CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
 	CHECK_INT(prof_tail_open(in_dir("k.spool"), NULL, &t), ==, 0);
 	CHECK_INT(poll_all(t, &b), ==, 5);
-	CHECK_INT(b.state, ==, PROF_TAIL_RUNNING);
-	CHECK_INT(prof_spool_writer_alive(prof_tail_spool(t)), ==, 1);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_RUNNING);
+	CHECK_INT(prof_spool_has_writer(prof_tail_spool(t)), ==, 1);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);	/* nothing new, but the writer lives */
-	CHECK_INT(b.state, ==, PROF_TAIL_RUNNING);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_RUNNING);
 	/* the writer goes without a trailer, after a last block */
 	CHECK_INT(gen_samples(&g, 3), ==, 0);
 	CHECK_INT(prof_spool_writer_close(g.w), ==, 0);
 	spool_file_close(&f);
 	CHECK_INT(poll_all(t, &b), ==, 3);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
-	CHECK_INT(b.state, ==, PROF_TAIL_ABANDONED);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_ABANDONED);
 	CHECK(prof_tail_state_is_final(b.state));
 	CHECK_STR(prof_tail_state_name(b.state), "abandoned");
 	CHECK(strstr(b.reason, "its writer is gone and it has no trailer after"));
 	prof_tail_free(t);
 	CHECK_INT(prof_spool_open(in_dir("k.spool"), &sp), ==, 0);
-	CHECK_INT(prof_spool_writer_alive(sp), ==, 0);
+	CHECK_INT(prof_spool_has_writer(sp), ==, 0);
 	prof_spool_close(sp);
 	/* a spool whose writer did not lock it cannot tell */
 	CHECK_INT(gen_open(&g, in_dir("u.spool"), false), ==, 0);
 	CHECK_INT(gen_finish(&g), ==, 0);
 	CHECK_INT(prof_spool_open(in_dir("u.spool"), &sp), ==, 0);
-	CHECK_INT(prof_spool_writer_alive(sp), ==, -ENOTSUP);
+	CHECK_INT(prof_spool_has_writer(sp), ==, -ENOTSUP);
 	prof_spool_close(sp);
 	rm_test();
 }
@@ -669,7 +669,7 @@ TEST(tail_discard_punches_holes_only_for_a_recorder_s_tail)
 	CHECK_INT(gen_samples(&g, 3), ==, 0);
 	CHECK_INT(gen_finish(&g), ==, 0);
 	CHECK_INT(poll_all(t, &b), ==, 3);
-	CHECK_INT(b.state, ==, PROF_TAIL_FINISHED);
+	CHECK_INT(b.state, ==, PROF_TAIL_STATE_FINISHED);
 	prof_tail_free(t);
 	rm_test();
 }
@@ -707,10 +707,10 @@ static int gen_view_spool(const char *path)
 
 	if (gen_open(&g, path, false) < 0 || gen_samples(&g, 7) < 0)
 		return -1;
-	if (prof_spool_add_sample(g.w, &(struct prof_sample){ .time_ns = g.t0 + 8000001,
-				  .thread = g.main }) < 0)
+	if (prof_spool_writer_add_sample(g.w, &(struct prof_sample){ .time_ns = g.t0 + 8000001,
+					 .thread = g.main }) < 0)
 		return -1;
-	prof_spool_add_lost(g.w, &(struct prof_lost){ .time_ns = g.t0 + 8000002,
+	prof_spool_writer_add_lost(g.w, &(struct prof_lost){ .time_ns = g.t0 + 8000002,
 						       .kind = PROF_LOST_SAMPLES, .count = 2 });
 	return gen_finish(&g);
 }
@@ -721,7 +721,7 @@ TEST(tail_view_samples_prints_a_line_per_sample)
 
 	mkdir_test();
 	CHECK_INT(gen_view_spool(in_dir("v.spool")), ==, 0);
-	out = view_of(in_dir("v.spool"), PROF_TAIL_SAMPLES);
+	out = view_of(in_dir("v.spool"), PROF_TAIL_FORMAT_SAMPLES);
 	CHECK_STR(out, "0.001000 17 18 main root_fn;mid_fn;leaf_fn\n"
 		       "0.002000 17 18 main root_fn;mid_fn;leaf_fn\n"
 		       "0.003000 17 18 main root_fn;mid_fn;leaf_fn\n"
@@ -740,7 +740,7 @@ TEST(tail_view_json_prints_an_object_per_interval)
 
 	mkdir_test();
 	CHECK_INT(gen_view_spool(in_dir("v.spool")), ==, 0);
-	out = view_of(in_dir("v.spool"), PROF_TAIL_JSON);
+	out = view_of(in_dir("v.spool"), PROF_TAIL_FORMAT_JSON);
 	CHECK_STR(out, "{\"time\":0.008000,\"state\":\"finished\",\"interval\":{\"seconds\":0.007000,"
 		       "\"samples\":8,\"rate\":1142.9,\"lost\":2},\"all\":{\"samples\":8,\"lost\":2,"
 		       "\"skipped\":0},\"weight\":\"cpu\",\"unit\":\"samples\",\"processes\":1,"
@@ -758,7 +758,7 @@ TEST(tail_view_top_prints_a_block_per_interval)
 
 	mkdir_test();
 	CHECK_INT(gen_view_spool(in_dir("v.spool")), ==, 0);
-	out = view_of(in_dir("v.spool"), PROF_TAIL_TOP);
+	out = view_of(in_dir("v.spool"), PROF_TAIL_FORMAT_TOP);
 	CHECK_STR(out, "prof tail: x.spool, finished, 0.0 s recorded, 1 process and 2 threads alive\n"
 		       "last 0.0 s: 8 samples (1143/s), 2 lost; all: 8 samples, 2 lost\n"
 		       "     last  self%       all  self%  function       module\n"
@@ -772,7 +772,7 @@ TEST(tail_view_top_prints_a_block_per_interval)
 
 TEST(tail_view_counts_intervals_apart_and_drops_them_when_printed)
 {
-	struct prof_tail_view_opts vo = { .sz = sizeof(vo), .format = PROF_TAIL_JSON };
+	struct prof_tail_view_opts vo = { .sz = sizeof(vo), .format = PROF_TAIL_FORMAT_JSON };
 	struct prof_tail_view *v;
 	struct prof_tail_batch b;
 	struct prof_tail *t;
@@ -801,9 +801,9 @@ TEST(tail_view_counts_intervals_apart_and_drops_them_when_printed)
 	CHECK(strstr(out, "\n{\"time\":0.004000,\"state\":\"running\",\"interval\":{\"seconds\":0.000000,"
 			  "\"samples\":0,\"rate\":0.0,\"lost\":0},\"all\":{\"samples\":4,") != NULL);
 	CHECK(strstr(out, "{\"function\":\"leaf_fn\",\"module\":\"app\",\"last\":0,\"all\":3}") != NULL);
-	CHECK_INT(prof_tail_format_parse("json"), ==, PROF_TAIL_JSON);
+	CHECK_INT(prof_tail_format_parse("json"), ==, PROF_TAIL_FORMAT_JSON);
 	CHECK_INT(prof_tail_format_parse("folded"), ==, -EINVAL);
-	CHECK_STR(prof_tail_format_name(PROF_TAIL_SAMPLES), "samples");
+	CHECK_STR(prof_tail_format_name(PROF_TAIL_FORMAT_SAMPLES), "samples");
 	free(out);
 	prof_tail_view_free(v);
 	prof_tail_free(t);
