@@ -347,7 +347,7 @@ static void human_bytes(char *buf, size_t len, uint64_t n)
 
 static void progress(const struct prof_recorder *rec, double start)
 {
-	struct prof_recording_summary s;
+	PROF_OPTS(prof_recording_summary, s);
 	char size[32];
 
 	prof_recorder_summary(rec, &s);
@@ -370,8 +370,8 @@ static void live_stop(void)
 
 static void live_start(struct prof_recorder *rec, const char *output)
 {
-	struct prof_tail_view_opts vo = { .sz = sizeof(vo), .format = PROF_TAIL_FORMAT_TOP,
-					  .refresh = isatty(2), .title = output };
+	PROF_OPTS(prof_tail_view_opts, vo, .format = PROF_TAIL_FORMAT_TOP, .refresh = isatty(2),
+		  .title = output);
 
 	if (prof_recorder_tail(rec, &live_tail) < 0 || prof_tail_view_new(&vo, &live_view) < 0) {
 		warn_msg("%s; recording without --live", prof_errmsg());
@@ -382,7 +382,7 @@ static void live_start(struct prof_recorder *rec, const char *output)
 /* Read what the spool got since the last update, and show it. */
 static void live_update(void)
 {
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	int r;
 
 	if (!live_tail)
@@ -455,7 +455,7 @@ static void print_unwinding(const struct prof_recording_summary *s)
 			s->switch_events ? " (switch-out samples included)" : "");
 	}
 	fprintf(stderr, "prof: unwound %" PRIu64 " user frames:", s->frames);
-	for (i = 1; i < PROF_FALLBACK__COUNT; i++)
+	for (i = 1; prof_unwind_fallback_name(i); i++)
 		fprintf(stderr, " %s %" PRIu64, prof_unwind_fallback_name(i), s->fallback_frames[i]);
 	fprintf(stderr, ", the rest by the CFI tables\n");
 	human_bytes(bytes, sizeof(bytes), s->unwind_table_bytes);
@@ -491,7 +491,7 @@ static int exit_status(int status)
  */
 static int poll_recorder(struct prof_recorder *rec, const struct record_args *a)
 {
-	struct prof_recording_summary s;
+	PROF_OPTS(prof_recording_summary, s);
 	uint32_t files;
 	int r;
 
@@ -593,7 +593,7 @@ static int attach_loop(struct prof_recorder *rec, const struct record_args *a)
  */
 static int end_recording(struct prof_recorder *rec, const struct record_args *a, int r)
 {
-	struct prof_recording_summary sum;
+	PROF_OPTS(prof_recording_summary, sum);
 	char first[1024] = "";
 
 	if (isatty(2) && !a->quiet && !live_tail)

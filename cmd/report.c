@@ -40,12 +40,28 @@ enum {
 
 enum { EXIT_GREW = 3 };	/* --fail-above: a function's share grew more than allowed */
 
+/*
+ * The formats written as the spool is read (prof_report_perf_script(),
+ * prof_report_pprof()), not from a profile by prof_report_write().
+ */
+enum stream_format {
+	STREAM_NONE,
+	STREAM_PERF_SCRIPT,
+	STREAM_PPROF,
+};
+
+static const char *const stream_names[] = {
+	[STREAM_PERF_SCRIPT] = "perf-script",
+	[STREAM_PPROF] = "pprof",
+};
+
 struct report_args {
 	const char *path;
 	int verbosity;
 	enum prof_group_by group_by;
 	const char *group_opt;		/* the option that set group_by */
 	struct prof_report_opts opts;
+	enum stream_format stream;	/* else opts.format */
 	struct prof_symbolizer_opts sym;
 	char *debug_dirs;		/* every --debug-dir, joined with ':' */
 	struct prof_filter_opts filter_opts;
@@ -125,6 +141,59 @@ static int append_dirs(char **all, const char *dirs)
 	return 0;
 }
 
+/* The name of the format ARGS asks for. */
+static const char *format_name(const struct report_args *args)
+{
+	return args->stream ? stream_names[args->stream]
+			    : prof_report_format_name(args->opts.format);
+}
+
+/* Set the format named NAME: one of the library's, or a streamed one. */
+static void parse_format(struct report_args *args, const char *name, struct argp_state *state)
+{
+	char list[256] = "";
+	const char *f;
+	size_t len = 0;
+	unsigned i;
+	int r;
+
+	for (i = 1; i < sizeof(stream_names) / sizeof(stream_names[0]); i++)
+		if (!strcmp(name, stream_names[i])) {
+			args->stream = i;
+			return;
+		}
+	r = prof_report_format_parse(name);
+	if (r >= 0) {
+		args->stream = STREAM_NONE;
+		args->opts.format = (enum prof_report_format)r;
+		return;
+	}
+	for (i = 0; (f = prof_report_format_name(i)) && len < sizeof(list); i++) {
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "", f);
+		if (i == PROF_REPORT_JSON && len < sizeof(list))	/* the order of --help */
+			len += (size_t)snprintf(list + len, sizeof(list) - len, ", %s, %s",
+						stream_names[STREAM_PERF_SCRIPT],
+						stream_names[STREAM_PPROF]);
+	}
+	argp_error(state, "'%s' is not a report format; the formats are: %s", name, list);
+}
+
+/*
+ * The argument of the filter option --OPT, as ONE (a filter of that option
+ * alone) holds it, once the library took it: else a usage error that names
+ * the option, which the library's message cannot.
+ */
+static const char *check_filter(struct argp_state *state, const char *opt,
+				const struct prof_filter_opts *one)
+{
+	struct prof_filter *f;
+
+	if (prof_filter_new(one, &f) < 0)
+		argp_error(state, "--%s: %s", opt, prof_errmsg());
+	prof_filter_free(f);
+	return one->pids ?: one->tids ?: one->time ?: one->focus ?: one->exclude;
+}
+
 static error_t parse_report(int key, char *arg, struct argp_state *state)
 {
 	struct report_args *args = state->input;
@@ -134,10 +203,7 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case OPT_FORMAT:
-		r = prof_report_format_parse(arg);
-		if (r < 0)
-			argp_error(state, "%s", prof_errmsg());
-		args->opts.format = (enum prof_report_format)r;
+		parse_format(args, arg, state);
 		break;
 	case OPT_LIMIT:
 		errno = 0;
@@ -189,25 +255,31 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 		args->sym.debuginfod = true;
 		break;
 	case OPT_PID:
-		args->filter_opts.pids = arg;
+		args->filter_opts.pids = check_filter(state, "pid", &PROF_INIT(prof_filter_opts,
+									   .pids = arg));
 		break;
 	case OPT_TID:
-		args->filter_opts.tids = arg;
+		args->filter_opts.tids = check_filter(state, "tid", &PROF_INIT(prof_filter_opts,
+									   .tids = arg));
 		break;
 	case OPT_COMM:
 		args->filter_opts.comms = arg;
 		break;
 	case OPT_TIME:
-		args->filter_opts.time = arg;
+		args->filter_opts.time = check_filter(state, "time", &PROF_INIT(prof_filter_opts,
+									     .time = arg));
 		break;
 	case OPT_NO_KERNEL:
 		args->filter_opts.no_kernel = true;
 		break;
 	case OPT_FOCUS:
-		args->filter_opts.focus = arg;
+		args->filter_opts.focus = check_filter(state, "focus", &PROF_INIT(prof_filter_opts,
+									       .focus = arg));
 		break;
 	case OPT_EXCLUDE:
-		args->filter_opts.exclude = arg;
+		args->filter_opts.exclude = check_filter(state, "exclude",
+							 &PROF_INIT(prof_filter_opts,
+								    .exclude = arg));
 		break;
 	case OPT_WEIGHT:
 		r = prof_weight_parse(arg);
@@ -229,26 +301,31 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--diff needs two spools, BASE and NEW");
 		/* the views for people hide the little things; the exports keep them */
 		if (!args->min_percent_set)
-			args->opts.min_percent = args->opts.format == PROF_REPORT_TOP ||
-						 args->opts.format == PROF_REPORT_TREE ? 0.5 : 0.0;
-		if (args->opts.inverted && args->opts.format != PROF_REPORT_TREE &&
-		    args->opts.format != PROF_REPORT_FOLDED && args->opts.format != PROF_REPORT_SVG)
+			args->opts.min_percent = !args->stream && (args->opts.format == PROF_REPORT_TOP ||
+								   args->opts.format == PROF_REPORT_TREE)
+							 ? 0.5 : 0.0;
+		if (args->opts.inverted &&
+		    (args->stream || (args->opts.format != PROF_REPORT_TREE &&
+				      args->opts.format != PROF_REPORT_FOLDED &&
+				      args->opts.format != PROF_REPORT_SVG)))
 			argp_error(state, "--inverted applies to tree, folded and svg, not %s",
-				   prof_report_format_name(args->opts.format));
+				   format_name(args));
 		if (args->diff && args->opts.inverted)
 			argp_error(state, "--diff and --inverted cannot be used together");
-		if (args->opts.format == PROF_REPORT_PPROF && !args->output && isatty(STDOUT_FILENO))
+		if (args->stream == STREAM_PPROF && !args->output && isatty(STDOUT_FILENO))
 			argp_error(state, "pprof is a binary format: give -o FILE or redirect "
 				   "standard output");
 		if (!args->diff && args->fail_above >= 0.0)
 			argp_error(state, "--fail-above needs --diff");
 		if (args->diff && args->group_opt)
 			argp_error(state, "--diff and %s cannot be used together", args->group_opt);
-		if (args->diff && args->opts.format != PROF_REPORT_TOP &&
-		    args->opts.format != PROF_REPORT_FOLDED && args->opts.format != PROF_REPORT_JSON &&
-		    args->opts.format != PROF_REPORT_SVG)
+		if (args->diff &&
+		    (args->stream || (args->opts.format != PROF_REPORT_TOP &&
+				      args->opts.format != PROF_REPORT_FOLDED &&
+				      args->opts.format != PROF_REPORT_JSON &&
+				      args->opts.format != PROF_REPORT_SVG)))
 			argp_error(state, "--diff prints top, folded, json or svg, not %s",
-				   prof_report_format_name(args->opts.format));
+				   format_name(args));
 		r = prof_filter_new(&args->filter_opts, &args->filter);
 		if (r == -ENOMEM)
 			argp_failure(state, EXIT_FAIL, ENOMEM, "cannot parse the options");
@@ -321,12 +398,6 @@ static void print_warning(const char *msg, void *ctx)
 	warn_msg("%s", msg);
 }
 
-/* Whether FORMAT is written as the spool is read, not from a profile. */
-static bool streamed(enum prof_report_format format)
-{
-	return format == PROF_REPORT_PERF_SCRIPT || format == PROF_REPORT_PPROF;
-}
-
 /* One spool read (or several files read as one): reader, symbolizer, profile, filter. */
 struct side {
 	const char *path;		/* its name in messages */
@@ -361,20 +432,20 @@ static int side_read(struct side *s, struct report_args *args)
 	if (r < 0)
 		goto fail;
 	/* first, so that a --debuginfod that cannot work fails before any reading */
-	r = prof_symbolizer_new_opts(s->sp, &args->sym, &s->sym);
+	r = prof_symbolizer_new(s->sp, &args->sym, &s->sym);
 	if (r == 0)
 		r = prof_filter_new(&args->filter_opts, &s->filter);
 	if (r == 0)
 		r = prof_profile_new(&s->prof);
 	if (r == 0)
 		r = prof_profile_group_by(s->prof, args->group_by);
-	if (r == 0 && args->opts.format == PROF_REPORT_PERF_SCRIPT && !args->diff)
+	if (r == 0 && args->stream == STREAM_PERF_SCRIPT && !args->diff)
 		r = prof_report_perf_script(args->out, s->sp, s->sym, s->filter, &s->kept);
-	else if (r == 0 && args->opts.format == PROF_REPORT_PPROF && !args->diff)
+	else if (r == 0 && args->stream == STREAM_PPROF && !args->diff)
 		r = prof_report_pprof(args->out, s->sp, s->sym, s->filter, &s->kept);
 	else if (r == 0)
-		r = prof_profile_read_filtered(s->prof, s->sp, s->filter, s->sym);
-	if (r == 0 && (args->diff || !streamed(args->opts.format)))
+		r = prof_profile_read(s->prof, s->sp, s->filter, s->sym);
+	if (r == 0 && (args->diff || !args->stream))
 		s->kept = prof_profile_samples(s->prof);
 	if (r < 0)
 		goto fail;
@@ -401,11 +472,11 @@ static int run_diff(struct report_args *args)
 
 	for (i = 0; i < 2 && r == 0; i++) {
 		r = side_read(&s[i], args);
-		d[i] = (struct prof_report_diff_side){ .name = s[i].path, .spool = s[i].sp,
-						       .profile = s[i].prof, .sym = s[i].sym };
+		d[i] = PROF_INIT(prof_report_diff_side, .name = s[i].path, .spool = s[i].sp,
+				 .profile = s[i].prof, .sym = s[i].sym);
 	}
 	if (r == 0) {
-		r = prof_report_diff(args->out, d, args->opts.format, &grew);
+		r = prof_report_diff(args->out, &d[0], &d[1], args->opts.format, &grew);
 		if (r < 0)
 			err_msg("%s", prof_errmsg());
 	}
@@ -501,7 +572,7 @@ static int run_one(struct report_args *args)
 	if (args->opts.format == PROF_REPORT_SPEEDSCOPE && args->group_by == PROF_GROUP_NONE)
 		args->group_by = PROF_GROUP_THREAD;
 	r = side_read(&s, args);
-	if (r == 0 && !streamed(args->opts.format)) {
+	if (r == 0 && !args->stream) {
 		r = prof_report_write(args->out, s.sp, s.prof, s.sym, &args->opts);
 		if (r < 0)
 			err_msg("%s", prof_errmsg());

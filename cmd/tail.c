@@ -142,7 +142,7 @@ static double now_s(void)
 static int report_end(const struct tail_args *a, struct prof_tail *t,
 		      const struct prof_tail_batch *b)
 {
-	struct prof_tail_stats st;
+	PROF_OPTS(prof_tail_stats, st);
 	const char *file;
 
 	prof_tail_stats(t, &st);
@@ -178,7 +178,7 @@ static int report_end(const struct tail_args *a, struct prof_tail *t,
 static int follow(const struct tail_args *a, struct prof_tail *t, struct prof_tail_view *v)
 {
 	double now = now_s(), last_new = now, next_print = now + a->interval, until;
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	int r;
 
 	for (;;) {
@@ -217,8 +217,8 @@ out_err:
 static int run_tail(int argc, char **argv)
 {
 	struct tail_args a = { .idle = 30, .interval = 1, .format = PROF_TAIL_FORMAT_TOP };
-	struct prof_tail_opts opts = { .sz = sizeof(opts) };
-	struct prof_tail_view_opts vopts = { .sz = sizeof(vopts) };
+	PROF_OPTS(prof_tail_opts, opts);
+	PROF_OPTS(prof_tail_view_opts, vopts);
 	struct prof_tail_view *v = NULL;
 	struct prof_tail *t;
 	int r;

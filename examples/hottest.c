@@ -55,9 +55,9 @@ static ssize_t mem_write(void *ctx, const void *buf, size_t len)
 static int record(const char *path, bool memory, char **argv)
 {
 	struct membuf mem = { 0 };
-	struct prof_sink sink = { .write = mem_write, .ctx = &mem };
-	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
-	struct prof_recording_summary sum;
+	PROF_OPTS(prof_sink, sink, .write = mem_write, .ctx = &mem);
+	PROF_OPTS(prof_recorder_opts, opts);
+	PROF_OPTS(prof_recording_summary, sum);
 	struct prof_launched *child;
 	struct prof_recorder *rec;
 	size_t active = 1;
@@ -104,9 +104,9 @@ static int record(const char *path, bool memory, char **argv)
 
 static int record_pid(pid_t pid, double seconds, const char *path)
 {
-	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
+	PROF_OPTS(prof_recorder_opts, opts);
 	enum prof_refresh_outcome refreshed = PROF_REFRESH_OUTCOME_DONE;
-	struct prof_recording_summary sum;
+	PROF_OPTS(prof_recording_summary, sum);
 	struct prof_recorder *rec;
 	struct timespec t0, t;
 	bool alive = true;
@@ -136,11 +136,11 @@ static int record_pid(pid_t pid, double seconds, const char *path)
 /* Count samples per leaf stack node, in memory bounded by distinct stacks. */
 static int hottest(const char *path)
 {
-	struct prof_resolved_frame rf;
-	struct prof_spool_counts n;
+	PROF_OPTS(prof_resolved_frame, rf);
+	PROF_OPTS(prof_spool_counts, n);
 	struct prof_symbolizer *sym;
 	struct prof_spool *sp;
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 	uint64_t *count = NULL, best = 0;
 	uint32_t best_id = 0, id, chain[1024];
 	size_t cap = 0, depth = 0;
@@ -167,7 +167,7 @@ static int hottest(const char *path)
 		}
 	}
 	prof_spool_counts(sp, &n);
-	if (prof_symbolizer_new(sp, &sym) < 0)
+	if (prof_symbolizer_new(sp, NULL, &sym) < 0)
 		return die("symbolizer");
 	for (id = best_id; id && depth < 1024; id = prof_spool_stack(sp, id)->parent)
 		chain[depth++] = prof_spool_stack(sp, id)->frame;

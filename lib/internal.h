@@ -71,6 +71,56 @@ static inline int64_t stat_mtime_ns(const struct stat *st)
  */
 int opts_copy(void *dst, size_t size, const void *opts, const char *what);
 
+/*
+ * opts_copy() of a struct the caller must give (a record to write, a
+ * sink): NULL is -EINVAL too.
+ */
+int sized_in(void *dst, size_t size, const void *src, const char *what);
+
+/*
+ * Fill the caller's sized struct DST (its sz set by the caller) from SRC,
+ * the library's own of SIZE bytes: as much as both know, the bytes of a
+ * larger DST beyond SIZE zeroed, DST's sz kept.  0, or -EINVAL naming WHAT
+ * (DST unset, or its sz not set: DST is then untouched).
+ */
+int sized_out(void *dst, const void *src, size_t size, const char *what);
+
+/* Declare NAME, a struct TYPE of the API with its sz set (for the library's own use). */
+#define SIZED(TYPE, NAME) struct TYPE NAME = { .sz = sizeof(struct TYPE) }
+
+/*
+ * The number of values of each public enum (its last + 1), for the
+ * library's own tables: prof.h keeps no such count, so that a value added
+ * changes no caller's array.
+ */
+#define UNWIND_ERROR_COUNT (PROF_UNWIND_OTHER + 1)
+#define FALLBACK_COUNT (PROF_FALLBACK_DWFL + 1)
+#define OFFCPU_STATE_COUNT (PROF_OFFCPU_STATE_RUNNABLE + 1)
+#define OFFCPU_END_COUNT (PROF_OFFCPU_END_RECORDING + 1)
+#define LOST_KIND_COUNT (PROF_LOST_SWITCH_RECORDS + 1)
+#define WEIGHT_COUNT (PROF_WEIGHT_WALL + 1)
+#define GROUP_COUNT (PROF_GROUP_PROCESS + 1)
+#define REPORT_FORMAT_COUNT (PROF_REPORT_SVG + 1)
+#define TAIL_STATE_COUNT (PROF_TAIL_STATE_ABANDONED + 1)
+#define TAIL_FORMAT_COUNT (PROF_TAIL_FORMAT_JSON + 1)
+_Static_assert(UNWIND_ERROR_COUNT <= PROF_SLOTS && FALLBACK_COUNT <= PROF_SLOTS &&
+		       OFFCPU_STATE_COUNT <= PROF_SLOTS && LOST_KIND_COUNT <= PROF_SLOTS,
+	       "a counter array by kind has PROF_SLOTS entries");
+
+/*
+ * The index of NAME in NAMES (N entries, NULL ones skipped), or -EINVAL
+ * with the message "'NAME' is not a WHAT; the PLURAL are: ..." listing
+ * them: what every prof_*_parse() function does.
+ */
+int name_parse(const char *const *names, size_t n, const char *name, const char *what,
+	       const char *plural);
+
+/* NAME, the answer of a prof_*_name() function, or "unknown" when it knew no name. */
+static inline const char *name_or_unknown(const char *name)
+{
+	return name ? name : "unknown";
+}
+
 /* strdup that sets the error message on failure. */
 char *xstrdup(const char *s);
 

@@ -4,11 +4,12 @@
  * the spool reader, the reports and the recorder so that every place prints
  * the same words for the same cause.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
 
-static const char *const unwind_error_names[PROF_UNWIND__COUNT] = {
+static const char *const unwind_error_names[UNWIND_ERROR_COUNT] = {
 	[PROF_UNWIND_STACK_COPY] = "stack-copy",
 	[PROF_UNWIND_NO_CFI] = "no-cfi",
 	[PROF_UNWIND_UNMAPPED] = "unmapped-pc",
@@ -18,13 +19,13 @@ static const char *const unwind_error_names[PROF_UNWIND__COUNT] = {
 	[PROF_UNWIND_OTHER] = "other",
 };
 
-static const char *const fallback_names[PROF_FALLBACK__COUNT] = {
+static const char *const fallback_names[FALLBACK_COUNT] = {
 	[PROF_FALLBACK_FP_ANON] = "fp-anon",
 	[PROF_FALLBACK_FP_NO_CFI] = "fp-no-cfi",
 	[PROF_FALLBACK_DWFL] = "libdwfl",
 };
 
-static const char *const lost_kind_names[PROF_LOST__COUNT] = {
+static const char *const lost_kind_names[LOST_KIND_COUNT] = {
 	[PROF_LOST_SAMPLES] = "samples",
 	[PROF_LOST_RECORDS] = "records",
 	[PROF_LOST_MMAP] = "mmap",
@@ -35,30 +36,27 @@ static const char *const lost_kind_names[PROF_LOST__COUNT] = {
 	[PROF_LOST_SWITCH_RECORDS] = "switch-records",
 };
 
-static const char *const offcpu_state_names[PROF_OFFCPU_STATE__COUNT] = {
+static const char *const offcpu_state_names[OFFCPU_STATE_COUNT] = {
 	[PROF_OFFCPU_STATE_BLOCKED] = "blocked",
 	[PROF_OFFCPU_STATE_RUNNABLE] = "runnable",
 };
 
 const char *prof_unwind_error_name(unsigned cause)
 {
-	return cause < PROF_UNWIND__COUNT && unwind_error_names[cause]
-		       ? unwind_error_names[cause] : "unknown";
+	return cause < UNWIND_ERROR_COUNT ? unwind_error_names[cause] : NULL;
 }
 
 const char *prof_unwind_fallback_name(unsigned fallback)
 {
-	return fallback < PROF_FALLBACK__COUNT && fallback_names[fallback]
-		       ? fallback_names[fallback] : "unknown";
+	return fallback < FALLBACK_COUNT ? fallback_names[fallback] : NULL;
 }
 
 const char *prof_lost_kind_name(unsigned kind)
 {
-	return kind < PROF_LOST__COUNT && lost_kind_names[kind] ? lost_kind_names[kind]
-								: "unknown";
+	return kind < LOST_KIND_COUNT ? lost_kind_names[kind] : NULL;
 }
 
-static const char *const weight_names[PROF_WEIGHT__COUNT] = {
+static const char *const weight_names[WEIGHT_COUNT] = {
 	[PROF_WEIGHT_CPU] = "cpu",
 	[PROF_WEIGHT_OFFCPU] = "off-cpu",
 	[PROF_WEIGHT_WALL] = "wall",
@@ -66,24 +64,34 @@ static const char *const weight_names[PROF_WEIGHT__COUNT] = {
 
 const char *prof_weight_name(unsigned weight)
 {
-	return weight < PROF_WEIGHT__COUNT ? weight_names[weight] : NULL;
+	return weight < WEIGHT_COUNT ? weight_names[weight] : NULL;
+}
+
+int name_parse(const char *const *names, size_t n, const char *name, const char *what,
+	       const char *plural)
+{
+	char list[256] = "";
+	size_t i, len = 0;
+
+	for (i = 0; i < n; i++)
+		if (name && names[i] && !strcmp(name, names[i]))
+			return (int)i;
+	for (i = 0; i < n; i++)
+		if (names[i] && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+						len ? ", " : "", names[i]);
+	return error_setx(-EINVAL, "'%s' is not a %s; the %s are: %s", name ? name : "", what,
+			  plural, list);
 }
 
 int prof_weight_parse(const char *name)
 {
-	int i;
-
-	for (i = 0; i < PROF_WEIGHT__COUNT; i++)
-		if (name && !strcmp(name, weight_names[i]))
-			return i;
-	return error_setx(-EINVAL, "'%s' is not a weight; the weights are: cpu, off-cpu, wall",
-			  name ? name : "");
+	return name_parse(weight_names, WEIGHT_COUNT, name, "weight", "weights");
 }
 
 const char *prof_offcpu_state_name(unsigned state)
 {
-	return state < PROF_OFFCPU_STATE__COUNT && offcpu_state_names[state]
-		       ? offcpu_state_names[state] : "unknown";
+	return state < OFFCPU_STATE_COUNT ? offcpu_state_names[state] : NULL;
 }
 
 void counters_add(struct prof_counters *sum, const struct prof_counters *c, int sign)
@@ -93,16 +101,16 @@ void counters_add(struct prof_counters *sum, const struct prof_counters *c, int 
 
 	sum->samples += k * c->samples;
 	sum->sample_events += k * c->sample_events;
-	for (i = 0; i < PROF_LOST__COUNT; i++)
+	for (i = 0; i < PROF_SLOTS; i++)
 		sum->lost[i] += k * c->lost[i];
 	sum->empty_stacks += k * c->empty_stacks;
 	sum->truncated_stacks += k * c->truncated_stacks;
-	for (i = 0; i < PROF_UNWIND__COUNT; i++)
+	for (i = 0; i < PROF_SLOTS; i++)
 		sum->unwind_errors[i] += k * c->unwind_errors[i];
 	sum->lifecycle_gaps += k * c->lifecycle_gaps;
 	sum->reconciliations += k * c->reconciliations;
 	sum->frames += k * c->frames;
-	for (i = 0; i < PROF_FALLBACK__COUNT; i++)
+	for (i = 0; i < PROF_SLOTS; i++)
 		sum->fallback_frames[i] += k * c->fallback_frames[i];
 	sum->offcpu_intervals += k * c->offcpu_intervals;
 	sum->offcpu_ns += k * c->offcpu_ns;
@@ -116,7 +124,7 @@ uint64_t prof_counters_lost_total(const struct prof_counters *c)
 	uint64_t sum = 0;
 	size_t i;
 
-	for (i = 1; i < PROF_LOST__COUNT; i++)
+	for (i = 1; i < PROF_SLOTS; i++)
 		sum += c->lost[i];
 	return sum;
 }

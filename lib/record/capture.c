@@ -121,9 +121,9 @@ static int emit(struct capture *c, struct prof_spool_writer *w, uint8_t scope, u
 	r = intern_insert(&c->written, key, start, 1);
 	if (r < 0)
 		return r;
-	r = prof_spool_writer_add_symbol(w, &(struct prof_symbol){ .scope = scope, .scope_id = id,
+	r = prof_spool_writer_add_symbol(w, &PROF_INIT(prof_symbol, .scope = scope, .scope_id = id,
 							    .start = start, .size = size ? size : 1,
-							    .name = name });
+							    .name = name));
 	if (r >= 0)
 		c->symbols++;
 	return r;

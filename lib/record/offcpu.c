@@ -48,8 +48,8 @@ static int64_t with_state(struct offcpu *oc, uint32_t stack, uint8_t state)
 	int64_t id;
 
 	if (!oc->state_frame[state]) {
-		id = prof_spool_writer_intern_frame(oc->w, &(struct prof_frame){ .kind = PROF_FRAME_STATE,
-									  .addr = state });
+		id = prof_spool_writer_intern_frame(oc->w, &PROF_INIT(prof_frame,
+			.kind = PROF_FRAME_STATE, .addr = state));
 		if (id < 0)
 			return id;
 		oc->state_frame[state] = (uint32_t)id;
@@ -77,10 +77,10 @@ static int close_interval(struct offcpu *oc, uint32_t thread, struct offcpu_open
 							  : with_state(oc, o->user_stack, o->state);
 	if (user_stack < 0)
 		return (int)user_stack;
-	r = prof_spool_writer_add_offcpu(oc->w, &(struct prof_offcpu){
+	r = prof_spool_writer_add_offcpu(oc->w, &PROF_INIT(prof_offcpu,
 		.time_ns = o->start, .duration_ns = duration, .thread = thread,
 		.stack = (uint32_t)stack, .user_stack = (uint32_t)user_stack, .cpu = o->cpu,
-		.state = o->state, .end = (uint8_t)end });
+		.state = o->state, .end = (uint8_t)end));
 	if (r < 0)
 		return r;
 	oc->stats.intervals++;

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "prof.h"
+#include "internal.h"
 
 /* A thread's open interval: off since START, or not (START 0). */
 struct offcpu_open {
@@ -27,7 +27,7 @@ struct offcpu_open {
 
 struct offcpu_stats {
 	uint64_t intervals;		/* written */
-	uint64_t ns[PROF_OFFCPU_STATE__COUNT];	/* their time, by state; [0] unused */
+	uint64_t ns[OFFCPU_STATE_COUNT];	/* their time, by state; [0] unused */
 	uint64_t unsampled;		/* of those, without a stack */
 	uint64_t truncated;		/* of those, with a stack cut short */
 	uint64_t dropped;		/* with no state: the switch record was lost */
@@ -37,7 +37,7 @@ struct offcpu {
 	struct prof_spool_writer *w;
 	struct offcpu_open *threads;	/* by thread spool id */
 	size_t cap;
-	uint32_t state_frame[PROF_OFFCPU_STATE__COUNT];	/* spool frame ids; 0: not yet */
+	uint32_t state_frame[OFFCPU_STATE_COUNT];	/* spool frame ids; 0: not yet */
 	struct offcpu_stats stats;
 };
 

@@ -21,9 +21,9 @@
 
 int64_t pt_write_process(struct proc_table *pt, struct proc *p, uint64_t time)
 {
-	int64_t id = prof_spool_writer_add_process(pt->w, &(struct prof_process){
+	int64_t id = prof_spool_writer_add_process(pt->w, &PROF_INIT(prof_process,
 		.pid = p->pid, .ppid = p->ppid, .time_ns = time,
-		.start_time_ns = p->start_time_ns, .comm = p->comm, .exe = p->exe });
+		.start_time_ns = p->start_time_ns, .comm = p->comm, .exe = p->exe));
 
 	if (id > 0)
 		p->spool_id = (uint32_t)id;
@@ -32,8 +32,8 @@ int64_t pt_write_process(struct proc_table *pt, struct proc *p, uint64_t time)
 
 int64_t pt_write_thread(struct proc_table *pt, struct thr *t, uint64_t time)
 {
-	int64_t id = prof_spool_writer_add_thread(pt->w, &(struct prof_thread){
-		.process = t->proc->spool_id, .tid = t->tid, .time_ns = time, .name = t->name });
+	int64_t id = prof_spool_writer_add_thread(pt->w, &PROF_INIT(prof_thread,
+		.process = t->proc->spool_id, .tid = t->tid, .time_ns = time, .name = t->name));
 
 	if (id > 0)
 		t->spool_id = (uint32_t)id;
@@ -543,6 +543,7 @@ int pt_mmap(struct proc_table *pt, pid_t pid, uint64_t start, uint64_t len, uint
 int64_t pt_module_id(struct proc_table *pt, struct proc *p, struct as_module *m)
 {
 	struct prof_module rec = {
+		.sz = sizeof(rec),
 		.process = p->spool_id, .start = m->start, .end = m->end, .pgoff = m->pgoff,
 		.dev_major = m->dev_major, .dev_minor = m->dev_minor, .inode = m->inode,
 		.build_id_len = m->build_id_len, .path = m->path,

@@ -131,7 +131,8 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 	rec->last_block_ns = rec->start_ns;
 	if (rec->opts.switch_bytes || rec->opts.switch_ns || rec->opts.switch_signal) {
 		/* a recording in files named after PATH: the first one's name now */
-		r = !path ? error_setx(-EINVAL, "--switch-output needs a spool file, not a sink")
+		r = !path ? error_setx(-EINVAL, "a recording that switches files needs a spool "
+						 "path, not a sink")
 			  : rec_switch_init(rec, path);
 		if (r == 0 && !(switch_path = rec_switch_first_name(rec)))
 			r = error_setx(-ENOMEM, "out of memory");
@@ -157,7 +158,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 		if (r < 0)
 			goto out_free;
 	}
-	prof_recorder_summary(rec, &rec->file_base);
+	rec_summary(rec, &rec->file_base);
 	free(switch_path);
 	*ret = rec;
 	return 0;
@@ -181,7 +182,7 @@ int prof_recorder_attach_sink(pid_t pid, const struct prof_sink *sink,
 			      struct prof_recorder **ret)
 {
 	if (!sink)
-		return error_setx(-EINVAL, "no spool writer");
+		return error_setx(-EINVAL, "no spool sink");
 	return recorder_new(pid, NULL, sink, mode, opts, ret);
 }
 
@@ -261,8 +262,14 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 		r = pt_collect(&rec->pt, drain_start, COLLECT_INTERVAL_NS);
 	}
 	if (ret) {
-		ret->samples = rec->sum.samples - samples;
-		ret->lost_events = rec->sum.lost_events - lost;
+		struct prof_poll_summary ps = {
+			.sz = sizeof(ps),
+			.samples = rec->sum.samples - samples,
+			.lost_events = rec->sum.lost_events - lost,
+		};
+		int e = sized_out(ret, &ps, sizeof(ps), "poll summary");
+
+		r = r < 0 ? r : e;
 	}
 	return r < 0 ? r : 0;
 }
@@ -351,13 +358,15 @@ static void keep_error(int *first, char *msg, size_t len, int r)
 
 int prof_recorder_close(struct prof_recorder *rec, struct prof_recording_summary *ret)
 {
-	struct prof_counters c = { 0 };
-	struct prof_recording_summary s;
+	struct prof_counters c = { .sz = sizeof(c) };
+	SIZED(prof_recording_summary, s);
 	char msg[1024] = "";
 	uint64_t stop_ns;
 	size_t i;
 	int r = 0;
 
+	if (!rec)
+		return 0;
 	for (i = 0; i < rec->nfds; i++)
 		if (ioctl(rec->fds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
 			keep_error(&r, msg, sizeof(msg),
@@ -367,7 +376,7 @@ int prof_recorder_close(struct prof_recorder *rec, struct prof_recording_summary
 	/* threads still off their CPU: their intervals end with the recording */
 	if (rec->opts.off_cpu && !rec->error)
 		keep_error(&r, msg, sizeof(msg), offcpu_end_all(&rec->offcpu, stop_ns));
-	prof_recorder_summary(rec, &s);
+	rec_summary(rec, &s);
 	rec_counters(&s, &c);
 	if (rec->switch_base)
 		rec_file_counters(rec, &c);
@@ -384,7 +393,8 @@ int prof_recorder_close(struct prof_recorder *rec, struct prof_recording_summary
 	keep_error(&r, msg, sizeof(msg), prof_spool_writer_close(rec->w));
 	rec->w = NULL;
 	if (ret)
-		*ret = s;
+		keep_error(&r, msg, sizeof(msg),
+			   sized_out(ret, &s, sizeof(s), "recording summary"));
 	prof_recorder_free(rec);
 	if (r < 0)
 		error_setx(r, "%s", msg);

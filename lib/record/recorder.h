@@ -103,6 +103,8 @@ struct prof_recorder {
  * S for a trailer; those less what the files before held (--switch-output).
  */
 int rec_new_writer(struct prof_recorder *rec, const struct prof_sink *sink);
+/* The summary of the recording so far (prof_recorder_summary()). */
+void rec_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret);
 void rec_counters(const struct prof_recording_summary *s, struct prof_counters *c);
 void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c);
 

@@ -228,8 +228,8 @@ static int perf_error(int err, const char *ev, bool sw)
 
 	if (sw && (err == -EACCES || err == -EPERM)) {
 		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
-		return error_setx(err, "--off-cpu samples threads inside the kernel (as they "
-				  "switch out, and in system calls), which "
+		return error_setx(err, "off-CPU intervals sample threads inside the kernel "
+				  "(as they switch out, and in system calls), which "
 				  "kernel.perf_event_paranoid %llu forbids: run as root, grant "
 				  "CAP_PERFMON, or set kernel.perf_event_paranoid to 1",
 				  (unsigned long long)paranoid);

@@ -48,15 +48,16 @@ static uint64_t record_time(const struct perf_event_header *h)
 static int64_t user_frame(struct prof_recorder *rec, struct proc *proc, uint64_t pc)
 {
 	struct as_module *m = as_find(&proc->as, pc);
-	struct prof_frame f = { .kind = PROF_FRAME_ANON, .ref = proc->spool_id, .addr = pc };
+	struct prof_frame f = { .sz = sizeof(f), .kind = PROF_FRAME_ANON, .ref = proc->spool_id,
+				.addr = pc };
 	int64_t id;
 
 	if (m) {
 		id = pt_frame_module_id(&rec->pt, proc, m);
 		if (id < 0)
 			return id;
-		f = (struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)id,
-					 .addr = pc - m->start + m->pgoff };
+		f = PROF_INIT(prof_frame, .kind = PROF_FRAME_USER, .ref = (uint32_t)id,
+					 .addr = pc - m->start + m->pgoff);
 	}
 	return prof_spool_writer_intern_frame(rec->w, &f);
 }
@@ -92,8 +93,8 @@ static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struc
 	if (same) {
 		node = m->node[same - 1];
 	} else if (u->cause) {
-		frame = prof_spool_writer_intern_frame(rec->w, &(struct prof_frame){
-			.kind = PROF_FRAME_TRUNCATED, .addr = (uint64_t)u->cause });
+		frame = prof_spool_writer_intern_frame(rec->w, &PROF_INIT(prof_frame,
+			.kind = PROF_FRAME_TRUNCATED, .addr = (uint64_t)u->cause));
 		node = frame < 0 ? frame : prof_spool_writer_intern_stack(rec->w, 0, (uint32_t)frame);
 		if (node < 0)
 			return node;
@@ -198,8 +199,8 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 		}
 		/* the first kernel entry is where it was; the others return addresses */
 		first = i == 1;
-		id = prof_spool_writer_intern_frame(rec->w, &(struct prof_frame){
-			.kind = PROF_FRAME_KERNEL, .addr = first ? ip : ip - 1 });
+		id = prof_spool_writer_intern_frame(rec->w, &PROF_INIT(prof_frame,
+			.kind = PROF_FRAME_KERNEL, .addr = first ? ip : ip - 1));
 		if (id < 0)
 			return (int)id;
 		rec->frames[n++] = (uint32_t)id;
@@ -225,7 +226,7 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 				return r;
 			unwind_sample(&proc->as, (pid_t)s.tid, regs, stack, dyn_size, u);
 		}
-		for (i = 1; i < PROF_FALLBACK__COUNT; i++)
+		for (i = 1; i < FALLBACK_COUNT; i++)
 			rec->sum.fallback_frames[i] += u->fallback[i];
 		rec->sum.frames += u->n;
 	}
@@ -248,9 +249,9 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 		if (r < 0)
 			return r;
 	}
-	r = prof_spool_writer_add_sample(rec->w, &(struct prof_sample){
+	r = prof_spool_writer_add_sample(rec->w, &PROF_INIT(prof_sample,
 		.time_ns = s.time, .thread = t->spool_id, .stack = (uint32_t)id,
-		.period = s.period, .cpu = s.cpu });
+		.period = s.period, .cpu = s.cpu));
 	if (r < 0)
 		return r;
 	rec->sum.samples++;
@@ -269,14 +270,14 @@ static int handle_lost(struct prof_recorder *rec, uint8_t kind, uint64_t count, 
 			rec->sum.lost_switch_samples += count;
 		else
 			rec->sum.lost_switch_records += count;
-		return prof_spool_writer_add_lost(rec->w, &(struct prof_lost){
-			.time_ns = time, .kind = kind, .count = count });
+		return prof_spool_writer_add_lost(rec->w, &PROF_INIT(prof_lost,
+			.time_ns = time, .kind = kind, .count = count));
 	}
 	/* any record may be among them: an mmap, a fork, an exit, a rename */
 	rec->need_reconcile |= kind == PROF_LOST_RECORDS;
 	rec->sum.lifecycle_gaps += kind == PROF_LOST_RECORDS;
-	return prof_spool_writer_add_lost(rec->w, &(struct prof_lost){ .time_ns = time, .kind = kind,
-								.count = count });
+	return prof_spool_writer_add_lost(rec->w, &PROF_INIT(prof_lost, .time_ns = time,
+							     .kind = kind, .count = count));
 }
 
 /* A switch record: pid, tid, then the rest of the sample_id (time, cpu). */

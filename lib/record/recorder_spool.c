@@ -20,6 +20,7 @@ int rec_new_writer(struct prof_recorder *rec, const struct prof_sink *sink)
 	struct utsname u;
 	char host[256] = "";
 	struct prof_meta m = {
+		.sz = sizeof(m),
 		.argc = o->argc, .argv = o->argv,
 		.npids = 1, .pids = &(int32_t){ rec->target },
 		.wall_start_ns = clock_ns(CLOCK_REALTIME), .mono_start_ns = rec->file_start_ns,
@@ -66,9 +67,10 @@ int prof_recorder_flush(struct prof_recorder *rec)
 	return r;
 }
 
-void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret)
+void rec_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret)
 {
 	*ret = rec->sum;
+	ret->sz = sizeof(*ret);
 	ret->kernel_enabled = rec->kernel;
 	ret->processes = rec->pt.processes_seen;
 	ret->threads = rec->pt.threads_seen;
@@ -88,9 +90,17 @@ void prof_recorder_summary(const struct prof_recorder *rec, struct prof_recordin
 	ret->unwind_check_entry = rec->uw.check_entry;
 	ret->unwind_check_further = rec->uw.check_further;
 	ret->offcpu_intervals = rec->offcpu.stats.intervals;
-	memcpy(ret->offcpu_ns, rec->offcpu.stats.ns, sizeof(ret->offcpu_ns));
+	memcpy(ret->offcpu_ns, rec->offcpu.stats.ns, sizeof(rec->offcpu.stats.ns));
 	ret->offcpu_unsampled = rec->offcpu.stats.unsampled;
 	ret->offcpu_truncated = rec->offcpu.stats.truncated;
+}
+
+int prof_recorder_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret)
+{
+	SIZED(prof_recording_summary, s);
+
+	rec_summary(rec, &s);
+	return sized_out(ret, &s, sizeof(s), "recording summary");
 }
 
 void rec_counters(const struct prof_recording_summary *s, struct prof_counters *c)
@@ -119,7 +129,7 @@ void rec_counters(const struct prof_recording_summary *s, struct prof_counters *
 
 void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c)
 {
-	struct prof_counters base = { 0 };
+	struct prof_counters base = { .sz = sizeof(base) };
 
 	rec_counters(&rec->file_base, &base);
 	counters_add(c, &base, -1);

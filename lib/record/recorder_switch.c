@@ -51,8 +51,8 @@ int rec_switch_init(struct prof_recorder *rec, const char *base)
 
 	/* FILE names the files: FILE itself, if it is there, must be a file like them */
 	if (stat(base, &st) == 0 && !S_ISREG(st.st_mode))
-		return error_setx(-EINVAL, "--switch-output needs a regular file: '%s' is a pipe, "
-				  "a device or a directory", base);
+		return error_setx(-EINVAL, "a recording that switches files needs a regular file: "
+				  "'%s' is a pipe, a device or a directory", base);
 	rec->switch_base = xstrdup(base);
 	rec->switch_next_ns = rec->opts.switch_ns ? rec->start_ns + rec->opts.switch_ns : 0;
 	return rec->switch_base ? 0 : error_setx(-ENOMEM, "out of memory");
@@ -226,9 +226,9 @@ static int carry_over(struct prof_recorder *rec, struct old_tables *o, struct of
 /* The trailer of the file that ends: what it holds, not what the recording does. */
 static void file_counters(struct prof_recorder *rec, struct prof_counters *c)
 {
-	struct prof_recording_summary now;
+	SIZED(prof_recording_summary, now);
 
-	prof_recorder_summary(rec, &now);
+	rec_summary(rec, &now);
 	rec_counters(&now, c);
 	rec_file_counters(rec, c);
 }
@@ -239,7 +239,7 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	struct prof_spool_writer *old_w = rec->w;
 	struct spool_file old_file = rec->file;
 	struct offcpu oc_new;
-	struct prof_counters c = { 0 };
+	struct prof_counters c = { .sz = sizeof(c) };
 	struct offcpu_open *open = NULL;
 	size_t i, nopen = rec->offcpu.cap;
 	uint64_t now;
@@ -247,7 +247,8 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	int r;
 
 	if (!rec->switch_base)
-		return error_setx(-EINVAL, "the recording was not started with --switch-output");
+		return error_setx(-EINVAL, "the recording was not started to switch files "
+				  "(switch_bytes, switch_ns, switch_signal)");
 	if (rec->error)
 		return rec->error;
 	/* everything that happened before now goes to the file that ends */
@@ -315,7 +316,7 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	rec->samples_written_before += spool_writer_samples_written(old_w);
 	prof_spool_writer_close(old_w);
 	spool_file_close(&old_file);
-	prof_recorder_summary(rec, &rec->file_base);
+	rec_summary(rec, &rec->file_base);
 	rec->files++;
 	if (rec->opts.switch_ns)
 		rec->switch_next_ns = rec->file_start_ns + rec->opts.switch_ns;

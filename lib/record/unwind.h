@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 #include "addr_space.h"
-#include "prof.h"
+#include "internal.h"
 #include "unwind_table.h"
 
 #define UNWIND_MAX_FRAMES 512
@@ -70,7 +70,7 @@ struct unwinder {
 	uint64_t check_entry;		/* libdwfl lost the caller of a leaf frame */
 	uint64_t check_further;		/* libdwfl stopped where the compiled walk went on
 					 * to a complete stack */
-	uint64_t check_diff[PROF_UNWIND__COUNT];	/* differing samples, by the compiled
+	uint64_t check_diff[UNWIND_ERROR_COUNT];	/* differing samples, by the compiled
 							 * engine's cause (0: complete) */
 	FILE *check_log;	/* PROF_UNWIND_CHECK_LOG: each difference, or NULL */
 	/* PROF_UNWIND_CAPTURE */
@@ -86,7 +86,7 @@ struct unwind_result {
 	uint64_t pc[UNWIND_MAX_FRAMES];	/* lookup pcs, leaf first (return addresses - 1) */
 	size_t n;
 	int cause;			/* 0 complete, else enum prof_unwind_error */
-	uint32_t fallback[PROF_FALLBACK__COUNT];	/* frames by how they were unwound */
+	uint32_t fallback[FALLBACK_COUNT];	/* frames by how they were unwound */
 };
 
 /* Unwind one sample.  Always fills RES (at least the sampled ip). */

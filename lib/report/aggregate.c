@@ -64,7 +64,7 @@ static int func_id(struct agg *a, const struct prof_resolved_frame *rf, uint32_t
 static int frame_funcs(struct agg *a, struct prof_symbolizer *sym, uint32_t frame,
 		       const uint32_t **ret, uint32_t *ret_n)
 {
-	const struct prof_resolved_frame *rf;
+	const struct prof_resolved_frame *const *rf;
 	struct agg_frame *af;
 	size_t n, i;
 	void *v = a->frames;
@@ -84,7 +84,7 @@ static int frame_funcs(struct agg *a, struct prof_symbolizer *sym, uint32_t fram
 			       sizeof(*a->frame_funcs));
 		a->frame_funcs = v;
 		for (i = 0; i < n && r == 0; i++)
-			r = func_id(a, &rf[i], &a->frame_funcs[a->nframe_funcs + i]);
+			r = func_id(a, rf[i], &a->frame_funcs[a->nframe_funcs + i]);
 		if (r < 0)
 			return r;
 		af->first = (uint32_t)a->nframe_funcs;
@@ -235,7 +235,7 @@ unsigned agg_keys_of(const struct prof_report_opts *opts)
 int agg_init(struct agg *a, const struct prof_spool *sp, enum prof_weight weight, uint64_t total,
 	     unsigned keys)
 {
-	struct prof_spool_counts cnt;
+	SIZED(prof_spool_counts, cnt);
 	void *v;
 	int r;
 
@@ -278,8 +278,9 @@ static bool is_offcpu(const struct prof_spool *sp, uint32_t stack)
 int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
 	    uint32_t stack, uint64_t count)
 {
-	static const struct prof_resolved_frame empty = { .function = EMPTY_STACK_NAME,
-							  .module = "" };
+	static const struct prof_resolved_frame empty = {
+		.sz = sizeof(empty), .function = EMPTY_STACK_NAME, .module = ""
+	};
 	uint32_t node = 0, func;
 	int r;
 

@@ -267,9 +267,11 @@ static void print_json(FILE *out, const struct diff *d, const char *const names[
 	fputs(d->nrows > 1 ? "\n  ]\n}\n" : "]\n}\n", out);
 }
 
-int prof_report_diff(FILE *out, const struct prof_report_diff_side sides[2],
-		     enum prof_report_format format, double *ret_max_growth)
+int prof_report_diff(FILE *out, const struct prof_report_diff_side *base,
+		     const struct prof_report_diff_side *new_side, enum prof_report_format format,
+		     double *ret_max_growth)
 {
+	struct prof_report_diff_side sides[2];
 	const char *names[2];
 	uint64_t totals[2];
 	struct diff d = { 0 };
@@ -279,10 +281,14 @@ int prof_report_diff(FILE *out, const struct prof_report_diff_side sides[2],
 	size_t i;
 	int r = 0, s;
 
+	r = sized_in(&sides[0], sizeof(sides[0]), base, "diff's base") ?:
+	    sized_in(&sides[1], sizeof(sides[1]), new_side, "diff's new side");
+	if (r < 0)
+		return r;
 	if (format != PROF_REPORT_TOP && format != PROF_REPORT_FOLDED &&
 	    format != PROF_REPORT_JSON && format != PROF_REPORT_SVG)
 		return error_setx(-EINVAL, "a diff is shown as top, folded, json or svg, not %s",
-				  prof_report_format_name(format));
+				  name_or_unknown(prof_report_format_name(format)));
 	memset(a, 0, sizeof(a));
 	for (s = 0; s < 2 && r == 0; s++) {
 		if (sides[s].profile->by != PROF_GROUP_NONE) {

@@ -116,7 +116,7 @@ static int parse_time(struct prof_filter *f, const char *range)
 	if (!comma || parse_bound(range, (size_t)(comma - range), -INFINITY, &f->from_s) < 0 ||
 	    parse_bound(comma + 1, strlen(comma + 1), INFINITY, &f->to_s) < 0 ||
 	    f->from_s > f->to_s)
-		return error_setx(-EINVAL, "invalid --time '%s': expected START,END in seconds "
+		return error_setx(-EINVAL, "invalid time range '%s': expected START,END in seconds "
 				  "from the start of the recording (either may be empty)", range);
 	f->has_time = true;
 	return 0;
@@ -152,7 +152,7 @@ int prof_filter_new(const struct prof_filter_opts *opts, struct prof_filter **re
 		return error_setx(-ENOMEM, "out of memory");
 	f->no_kernel = o.no_kernel;
 	f->weight = o.weight;
-	if ((unsigned)o.weight >= PROF_WEIGHT__COUNT)
+	if ((unsigned)o.weight >= WEIGHT_COUNT)
 		r = error_setx(-EINVAL, "unknown weight %u", (unsigned)o.weight);
 	if (r == 0 && o.pids)
 		r = parse_ids("pid", o.pids, &f->pids, &f->npids);
@@ -163,9 +163,9 @@ int prof_filter_new(const struct prof_filter_opts *opts, struct prof_filter **re
 	if (r == 0 && o.time)
 		r = parse_time(f, o.time);
 	if (r == 0 && o.focus)
-		r = compile(&f->focus, &f->has_focus, "--focus", o.focus);
+		r = compile(&f->focus, &f->has_focus, "focus", o.focus);
 	if (r == 0 && o.exclude)
-		r = compile(&f->exclude, &f->has_exclude, "--exclude", o.exclude);
+		r = compile(&f->exclude, &f->has_exclude, "exclude", o.exclude);
 	if (r == -ENOMEM)
 		r = error_setx(-ENOMEM, "out of memory");
 	if (r < 0) {
@@ -223,7 +223,7 @@ static int memo_reserve(uint8_t **memo, size_t *cap, uint32_t id)
 static int frame_bits(struct prof_filter *f, struct prof_symbolizer *sym, uint32_t id,
 		      uint8_t *ret)
 {
-	const struct prof_resolved_frame *rf;
+	const struct prof_resolved_frame *const *rf;
 	size_t n, i;
 	uint8_t b = MEMO_DONE;
 	int r;
@@ -236,9 +236,9 @@ static int frame_bits(struct prof_filter *f, struct prof_symbolizer *sym, uint32
 		if (r < 0)
 			return r;
 		for (i = 0; i < n; i++) {
-			if (f->has_focus && !regexec(&f->focus, rf[i].function, 0, NULL, 0))
+			if (f->has_focus && !regexec(&f->focus, rf[i]->function, 0, NULL, 0))
 				b |= MEMO_FOCUS;
-			if (f->has_exclude && !regexec(&f->exclude, rf[i].function, 0, NULL, 0))
+			if (f->has_exclude && !regexec(&f->exclude, rf[i]->function, 0, NULL, 0))
 				b |= MEMO_EXCLUDE;
 		}
 		f->frame_memo[id] = b;
@@ -342,19 +342,25 @@ static int keep(struct prof_filter *f, const struct prof_spool *sp, struct prof_
 }
 
 int prof_filter_sample(struct prof_filter *f, const struct prof_spool *sp,
-		       struct prof_symbolizer *sym, const struct prof_sample *s,
+		       struct prof_symbolizer *sym, const struct prof_sample *arg,
 		       uint32_t *ret_stack)
 {
-	return keep(f, sp, sym, s->thread, s->time_ns, s->stack,
-		    f->no_kernel ? user_part(sp, s->stack) : s->stack, ret_stack);
+	struct prof_sample s;
+	int r = sized_in(&s, sizeof(s), arg, "sample");
+
+	return r < 0 ? r : keep(f, sp, sym, s.thread, s.time_ns, s.stack,
+				f->no_kernel ? user_part(sp, s.stack) : s.stack, ret_stack);
 }
 
 int prof_filter_offcpu(struct prof_filter *f, const struct prof_spool *sp,
-		       struct prof_symbolizer *sym, const struct prof_offcpu *o,
+		       struct prof_symbolizer *sym, const struct prof_offcpu *arg,
 		       uint32_t *ret_stack)
 {
-	/* an interval's time is its start: --time keeps those that began in the range */
-	return keep(f, sp, sym, o->thread, o->time_ns, o->stack, o->user_stack, ret_stack);
+	struct prof_offcpu o;
+	int r = sized_in(&o, sizeof(o), arg, "off-CPU interval");
+
+	/* an interval's time is its start: a time range keeps those that began in it */
+	return r < 0 ? r : keep(f, sp, sym, o.thread, o.time_ns, o.stack, o.user_stack, ret_stack);
 }
 
 enum prof_weight prof_filter_weight(const struct prof_filter *f)
@@ -367,7 +373,7 @@ int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct
 {
 	enum prof_weight w = prof_filter_weight(f);
 	struct report_event e;
-	struct prof_record ev;
+	SIZED(prof_record, ev);
 	uint64_t n = 0;
 	int r;
 
@@ -380,7 +386,8 @@ int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct
 			const struct prof_offcpu *o = ev.offcpu;
 
 			e = (struct report_event){
-				.s = { .time_ns = o->time_ns, .thread = o->thread, .stack = o->stack,
+				.s = { .sz = sizeof(struct prof_sample), .time_ns = o->time_ns,
+				       .thread = o->thread, .stack = o->stack,
 				       .period = o->duration_ns, .cpu = o->cpu },
 				.offcpu = o,
 				.weight = report_weight(w, true, o->duration_ns),
@@ -413,20 +420,38 @@ static int add_to_profile(const struct report_event *e, void *ctx)
 	return profile_add_event(c->p, c->sp, e);
 }
 
-int prof_profile_read_filtered(struct prof_profile *p, struct prof_spool *sp,
-			       struct prof_filter *f, struct prof_symbolizer *sym)
+/*
+ * Here rather than in profile.c, which this file calls (profile_add_event()):
+ * reading a spool into a profile is choosing what to count.
+ */
+int prof_profile_read(struct prof_profile *p, struct prof_spool *sp, struct prof_filter *f,
+		      struct prof_symbolizer *sym)
 {
 	struct profile_ctx c = { .p = p, .sp = sp };
+	SIZED(prof_record, ev);
 	int r;
 
-	if (!f)
-		return prof_profile_read(p, sp);
-	if (!sym)
-		return error_setx(-EINVAL, "a filter needs a symbolizer");
-	r = prof_profile_weigh(p, f->weight);
-	if (r < 0)
-		return r;
-	return filter_each_event(sp, sym, f, add_to_profile, &c, NULL);
+	if (!p || !sp)
+		return error_setx(-EINVAL, "no profile or spool to read");
+	if (f) {
+		if (!sym && (f->has_focus || f->has_exclude))
+			return error_setx(-EINVAL, "a filter that names functions needs a "
+					  "symbolizer");
+		r = prof_profile_weigh(p, f->weight);
+		if (r < 0)
+			return r;
+		return filter_each_event(sp, sym, f, add_to_profile, &c, NULL);
+	}
+	/* the spool applies renames and execs as it reads them: names are those of now */
+	while ((r = prof_spool_next(sp, &ev)) > 0) {
+		if (ev.type == PROF_RECORD_SAMPLE)
+			r = prof_profile_add_sample(p, sp, ev.sample);
+		else if (ev.type == PROF_RECORD_OFFCPU)
+			r = prof_profile_add_offcpu(p, sp, ev.offcpu, ev.offcpu->stack);
+		if (r < 0)
+			return r;
+	}
+	return r;
 }
 
 void prof_filter_free(struct prof_filter *f)

@@ -106,13 +106,13 @@ static void put_counters(FILE *out, const struct prof_counters *c, const struct 
 		c->mono_end_ns >= m->mono_start_ns ? c->mono_end_ns - m->mono_start_ns : 0, &first);
 	put_num(out, "samples", c->samples, &first);
 	put_num(out, "sample_events", c->sample_events, &first);
-	put_counts(out, "lost", c->lost, PROF_LOST__COUNT, prof_lost_kind_name, &first);
+	put_counts(out, "lost", c->lost, LOST_KIND_COUNT, prof_lost_kind_name, &first);
 	put_num(out, "truncated_stacks", c->truncated_stacks, &first);
 	put_num(out, "empty_stacks", c->empty_stacks, &first);
-	put_counts(out, "unwind_errors", c->unwind_errors, PROF_UNWIND__COUNT,
+	put_counts(out, "unwind_errors", c->unwind_errors, UNWIND_ERROR_COUNT,
 		   prof_unwind_error_name, &first);
 	put_num(out, "frames", c->frames, &first);
-	put_counts(out, "fallback_frames", c->fallback_frames, PROF_FALLBACK__COUNT,
+	put_counts(out, "fallback_frames", c->fallback_frames, FALLBACK_COUNT,
 		   prof_unwind_fallback_name, &first);
 	put_num(out, "processes", c->processes, &first);
 	put_num(out, "threads", c->threads, &first);

@@ -35,7 +35,7 @@ static int put_frame(FILE *out, const struct prof_spool *sp, struct prof_symboli
 		     uint32_t id)
 {
 	const struct prof_frame *fr = prof_spool_frame(sp, id);
-	const struct prof_resolved_frame *rf;
+	const struct prof_resolved_frame *const *rf;
 	size_t n;
 	int r;
 
@@ -48,11 +48,11 @@ static int put_frame(FILE *out, const struct prof_spool *sp, struct prof_symboli
 		bool mark = fr->kind == PROF_FRAME_TRUNCATED || fr->kind == PROF_FRAME_STATE;
 
 		fprintf(out, "\t%16" PRIx64 " ", mark ? 0 : fr->addr);
-		report_put_name(out, rf[n].function, false);
-		if (rf[n].found)
-			fprintf(out, "+0x%" PRIx64, rf[n].offset);
+		report_put_name(out, rf[n]->function, false);
+		if (rf[n]->found)
+			fprintf(out, "+0x%" PRIx64, rf[n]->offset);
 		fputs(" (", out);
-		report_put_name(out, n ? "inlined" : module_of(sp, fr, &rf[n]), false);
+		report_put_name(out, n ? "inlined" : module_of(sp, fr, rf[n]), false);
 		fputs(")\n", out);
 	}
 	return 0;

@@ -216,7 +216,7 @@ static int put_location(struct pprof *x, uint32_t id)
 {
 	const struct prof_frame *fr = prof_spool_frame(x->sp, id);
 	const struct prof_module *m = NULL;
-	const struct prof_resolved_frame *rf;
+	const struct prof_resolved_frame *const *rf;
 	uint64_t addr;
 	uint32_t fid[64];
 	size_t n, i;
@@ -245,13 +245,13 @@ static int put_location(struct pprof *x, uint32_t id)
 		addr = 0;
 	/* the functions first: their messages go out before this one is built */
 	for (i = 0; i < n; i++)
-		fid[i] = function_id(x, &rf[i]);
+		fid[i] = function_id(x, rf[i]);
 	pb_uint(&x->sub, 1, id);
 	pb_uint(&x->sub, 2, m ? m->id : 0);
 	pb_uint(&x->sub, 3, addr);
 	for (i = n; i-- > 0;) {		/* callee first */
 		pb_uint(&x->line, 1, fid[i]);
-		pb_uint(&x->line, 2, rf[i].line);
+		pb_uint(&x->line, 2, rf[i]->line);
 		pb_msg(&x->sub, 4, &x->line);
 	}
 	pb_msg(&x->out, 4, &x->sub);

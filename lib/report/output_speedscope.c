@@ -58,7 +58,7 @@ static int frame_index(struct ss *x, const struct prof_resolved_frame *f, uint32
 static int put_stack(FILE *out, struct ss *x, uint32_t stack)
 {
 	const struct prof_stack_node *node;
-	const struct prof_resolved_frame *rf;
+	const struct prof_resolved_frame *const *rf;
 	size_t n = 0, k, i;
 	uint32_t s, idx;
 	bool first = true;
@@ -82,7 +82,7 @@ static int put_stack(FILE *out, struct ss *x, uint32_t stack)
 		if (r < 0)
 			return r;
 		for (size_t j = 0; j < i; j++) {
-			r = frame_index(x, &rf[j], &idx);
+			r = frame_index(x, rf[j], &idx);
 			if (r < 0)
 				return r;
 			fprintf(out, "%s%" PRIu32, first ? "" : ", ", idx);

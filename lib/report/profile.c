@@ -29,7 +29,7 @@ int prof_profile_new(struct prof_profile **ret)
 
 int prof_profile_group_by(struct prof_profile *p, enum prof_group_by by)
 {
-	if (!p || (unsigned)by >= PROF_GROUP__COUNT)
+	if (!p || (unsigned)by >= GROUP_COUNT)
 		return error_setx(-EINVAL, "invalid grouping of a profile");
 	if (p->samples)
 		return error_setx(-EBUSY, "cannot group a profile that has counted samples");
@@ -39,7 +39,7 @@ int prof_profile_group_by(struct prof_profile *p, enum prof_group_by by)
 
 int prof_profile_weigh(struct prof_profile *p, enum prof_weight w)
 {
-	if (!p || (unsigned)w >= PROF_WEIGHT__COUNT)
+	if (!p || (unsigned)w >= WEIGHT_COUNT)
 		return error_setx(-EINVAL, "invalid weight of a profile");
 	if (p->samples && w != p->weight)
 		return error_setx(-EBUSY, "cannot weigh a profile that has counted samples "
@@ -78,15 +78,6 @@ static int add_ungrouped(struct prof_profile *p, const struct prof_sample *s, ui
 	p->counts[s->stack] += weight;
 	count_time(p, s, weight);
 	return 0;
-}
-
-int prof_profile_add_sample(struct prof_profile *p, const struct prof_sample *s)
-{
-	uint64_t w = report_weight(p->weight, false, s->period);
-
-	if (p->by != PROF_GROUP_NONE)
-		return error_setx(-EINVAL, "a grouped profile needs the spool of its samples");
-	return w ? add_ungrouped(p, s, w) : 0;
 }
 
 /* The group (NAME, ID), added on first sight. */
@@ -210,42 +201,32 @@ int profile_add_event(struct prof_profile *p, const struct prof_spool *sp,
 	return 0;
 }
 
-int prof_profile_add_spool_sample(struct prof_profile *p, const struct prof_spool *sp,
-				  const struct prof_sample *s)
+int prof_profile_add_sample(struct prof_profile *p, const struct prof_spool *sp,
+			    const struct prof_sample *s)
 {
-	struct report_event e = { .s = *s, .weight = report_weight(p->weight, false, s->period) };
+	struct report_event e = { 0 };
+	int r = sized_in(&e.s, sizeof(e.s), s, "sample");
 
+	if (r < 0)
+		return r;
+	e.weight = report_weight(p->weight, false, e.s.period);
 	return profile_add_event(p, sp, &e);
 }
 
-int prof_profile_add_spool_offcpu(struct prof_profile *p, const struct prof_spool *sp,
-				  const struct prof_offcpu *o, uint32_t stack)
+int prof_profile_add_offcpu(struct prof_profile *p, const struct prof_spool *sp,
+			    const struct prof_offcpu *o, uint32_t stack)
 {
-	struct report_event e = {
-		.s = { .time_ns = o->time_ns, .thread = o->thread, .stack = stack,
-		       .period = o->duration_ns, .cpu = o->cpu },
-		.offcpu = o,
-		.weight = report_weight(p->weight, true, o->duration_ns),
-	};
+	struct prof_offcpu copy;
+	struct report_event e = { .offcpu = &copy };
+	int r = sized_in(&copy, sizeof(copy), o, "off-CPU interval");
 
+	if (r < 0)
+		return r;
+	e.s = (struct prof_sample){ .sz = sizeof(e.s), .time_ns = copy.time_ns,
+				    .thread = copy.thread, .stack = stack,
+				    .period = copy.duration_ns, .cpu = copy.cpu };
+	e.weight = report_weight(p->weight, true, copy.duration_ns);
 	return profile_add_event(p, sp, &e);
-}
-
-int prof_profile_read(struct prof_profile *p, struct prof_spool *sp)
-{
-	struct prof_record ev;
-	int r;
-
-	/* the spool applies renames and execs as it reads them: names are those of now */
-	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		if (ev.type == PROF_RECORD_SAMPLE)
-			r = prof_profile_add_spool_sample(p, sp, ev.sample);
-		else if (ev.type == PROF_RECORD_OFFCPU)
-			r = prof_profile_add_spool_offcpu(p, sp, ev.offcpu, ev.offcpu->stack);
-		if (r < 0)
-			return r;
-	}
-	return r;
 }
 
 uint64_t prof_profile_samples(const struct prof_profile *p)

@@ -15,31 +15,23 @@
 #include "internal.h"
 #include "report.h"
 
-static const char *const format_names[PROF_REPORT__COUNT] = {
+static const char *const format_names[REPORT_FORMAT_COUNT] = {
 	[PROF_REPORT_TOP] = "top",
 	[PROF_REPORT_TREE] = "tree",
 	[PROF_REPORT_FOLDED] = "folded",
 	[PROF_REPORT_JSON] = "json",
-	[PROF_REPORT_PERF_SCRIPT] = "perf-script",
-	[PROF_REPORT_PPROF] = "pprof",
 	[PROF_REPORT_SPEEDSCOPE] = "speedscope",
 	[PROF_REPORT_SVG] = "svg",
 };
 
 const char *prof_report_format_name(unsigned format)
 {
-	return format < PROF_REPORT__COUNT ? format_names[format] : NULL;
+	return format < REPORT_FORMAT_COUNT ? format_names[format] : NULL;
 }
 
 int prof_report_format_parse(const char *name)
 {
-	int i;
-
-	for (i = 0; i < PROF_REPORT__COUNT; i++)
-		if (name && !strcmp(name, format_names[i]))
-			return i;
-	return error_setx(-EINVAL, "'%s' is not a report format; the formats are: top, tree, folded, json, perf-script, pprof, speedscope, svg",
-			  name ? name : "");
+	return name_parse(format_names, REPORT_FORMAT_COUNT, name, "report format", "formats");
 }
 
 static void put_str(FILE *out, const char *s)
@@ -128,7 +120,7 @@ static void print_counters(FILE *out, const struct prof_counters *c, const struc
 	}
 	if (lost_all) {
 		fprintf(out, "%-14s", "lost by kind:");
-		for (i = 1; i < PROF_LOST__COUNT; i++)
+		for (i = 1; i < LOST_KIND_COUNT; i++)
 			if (c->lost[i])
 				fprintf(out, " %s %" PRIu64, prof_lost_kind_name((unsigned)i),
 					c->lost[i]);
@@ -138,7 +130,7 @@ static void print_counters(FILE *out, const struct prof_counters *c, const struc
 		" empty\n", "stacks:", complete, report_pct(complete, c->samples),
 		c->truncated_stacks, c->empty_stacks);
 	fprintf(out, "%-14s", "unwind errors:");
-	for (i = 1; i < PROF_UNWIND__COUNT; i++)
+	for (i = 1; i < UNWIND_ERROR_COUNT; i++)
 		if (c->unwind_errors[i]) {
 			fprintf(out, " %s %" PRIu64, prof_unwind_error_name((unsigned)i),
 				c->unwind_errors[i]);
@@ -148,7 +140,7 @@ static void print_counters(FILE *out, const struct prof_counters *c, const struc
 	if (c->frames) {
 		/* spools of prof 0.2 on: how the user frames were unwound */
 		fprintf(out, "%-14s%" PRIu64 " user frames;", "unwound:", c->frames);
-		for (i = 1; i < PROF_FALLBACK__COUNT; i++)
+		for (i = 1; i < FALLBACK_COUNT; i++)
 			fprintf(out, " %s %" PRIu64, prof_unwind_fallback_name((unsigned)i),
 				c->fallback_frames[i]);
 		fprintf(out, "; the rest by CFI\n");
@@ -162,8 +154,8 @@ static void print_header(FILE *out, const struct prof_spool *sp, const struct pr
 			 const char *title)
 {
 	const struct prof_counters *c = prof_spool_counters(sp);
-	struct prof_spool_status st;
-	struct prof_spool_counts n;
+	SIZED(prof_spool_status, st);
+	SIZED(prof_spool_counts, n);
 
 	prof_spool_status(sp, &st);
 	prof_spool_counts(sp, &n);
@@ -243,15 +235,11 @@ int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_
 	r = opts_copy(&o, sizeof(o), opts, "report");
 	if (r < 0)
 		return r;
-	if ((unsigned)o.format >= PROF_REPORT__COUNT || !(o.min_percent >= 0.0))
+	if ((unsigned)o.format >= REPORT_FORMAT_COUNT || !(o.min_percent >= 0.0))
 		return error_setx(-EINVAL, "invalid report options");
 	if (!o.limit && o.format == PROF_REPORT_TOP)
 		o.limit = 30;
 
-	if (o.format == PROF_REPORT_PERF_SCRIPT || o.format == PROF_REPORT_PPROF)
-		return error_setx(-EINVAL, "%s is written as the spool is read: "
-				  "prof_report_perf_script() or prof_report_pprof()",
-				  format_names[o.format]);
 	if (o.inverted && o.format != PROF_REPORT_TREE && o.format != PROF_REPORT_FOLDED &&
 	    o.format != PROF_REPORT_SVG)
 		return error_setx(-EINVAL, "only tree, folded and svg can be inverted");

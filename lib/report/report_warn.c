@@ -33,7 +33,7 @@ void prof_report_warnings(const struct prof_spool *sp, const char *path, prof_re
 			  void *ctx)
 {
 	const struct prof_counters *c = prof_spool_counters(sp);
-	struct prof_spool_status st;
+	SIZED(prof_spool_status, st);
 	uint64_t lost, lost_switch;
 	double pct;
 

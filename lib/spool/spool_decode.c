@@ -219,7 +219,7 @@ void spool_retire_modules_of(struct prof_spool *sp, uint32_t process)
 static int decode_process(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
 			  bool apply, struct prof_record *ev)
 {
-	struct prof_process p = { 0 };
+	struct prof_process p = { .sz = sizeof(p) };
 	const uint8_t *s1, *s2;
 	size_t l1, l2;
 	uint64_t t = 0;
@@ -251,7 +251,7 @@ static int decode_process(struct prof_spool *sp, struct cursor *c, struct spool_
 static int decode_thread(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
 			 bool apply, struct prof_record *ev)
 {
-	struct prof_thread th = { 0 };
+	struct prof_thread th = { .sz = sizeof(th) };
 	const uint8_t *s;
 	size_t l;
 	uint64_t t = 0;
@@ -357,7 +357,7 @@ static int decode_change(struct prof_spool *sp, struct cursor *c, enum spool_tag
 static int decode_module(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
 			 bool apply, struct prof_record *ev)
 {
-	struct prof_module m = { 0 };
+	struct prof_module m = { .sz = sizeof(m) };
 	const uint8_t *bid, *path;
 	size_t bid_len, path_len;
 	uint64_t t = 0, size;
@@ -416,7 +416,7 @@ static int decode_module(struct prof_spool *sp, struct cursor *c, struct spool_c
 static int decode_frame(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
 			bool apply, struct prof_record *ev)
 {
-	struct prof_frame f = { 0 };
+	struct prof_frame f = { .sz = sizeof(f) };
 	uint64_t kind;
 	bool ok;
 
@@ -431,7 +431,7 @@ static int decode_frame(struct prof_spool *sp, struct cursor *c, struct spool_co
 		break;
 	case PROF_FRAME_STATE:
 		if (sp->major < SPOOL_VERSION_MAJOR_OFFCPU || !f.addr ||
-		    f.addr >= PROF_OFFCPU_STATE__COUNT) {
+		    f.addr >= OFFCPU_STATE_COUNT) {
 			c->err = "bad state frame";
 			ok = false;
 			break;
@@ -537,7 +537,7 @@ static int decode_offcpu(struct prof_spool *sp, struct cursor *c, struct spool_c
 	    !ref_ok(c, o->user_stack, n->stacks, true, "off-CPU interval of an undefined stack") ||
 	    !get_u(c, &units) || !get_u32(c, &o->cpu) || !get_u(c, &state) || !get_u(c, &end))
 		return -EBADMSG;
-	if (!state || state >= PROF_OFFCPU_STATE__COUNT || !end || end >= 256) {
+	if (!state || state >= OFFCPU_STATE_COUNT || !end || end >= 256) {
 		c->err = "bad off-CPU state or end";
 		return -EBADMSG;
 	}
@@ -573,7 +573,8 @@ static int decode_lost(struct prof_spool *sp, struct cursor *c, bool apply,
 	}
 	if (!apply)
 		return 0;
-	sp->lost = (struct prof_lost){ .time_ns = t, .kind = (uint8_t)kind, .count = count };
+	sp->lost = (struct prof_lost){ .sz = sizeof(sp->lost), .time_ns = t, .kind = (uint8_t)kind,
+				       .count = count };
 	ev->lost = &sp->lost;
 	ev->time_ns = t;
 	ev->type = PROF_RECORD_LOST;
@@ -583,7 +584,7 @@ static int decode_lost(struct prof_spool *sp, struct cursor *c, bool apply,
 static int decode_symbol(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
 			 bool apply, struct prof_record *ev)
 {
-	struct prof_symbol s = { 0 };
+	struct prof_symbol s = { .sz = sizeof(s) };
 	const uint8_t *name;
 	size_t len;
 	uint64_t scope;
@@ -655,13 +656,13 @@ static int decode_trailer(struct prof_spool *sp, struct cursor *c, bool apply,
 		case SPOOL_CNT_SWITCH_EVENTS: k->switch_events = v; break;
 		case SPOOL_CNT_OFFCPU_TRUNCATED: k->offcpu_truncated = v; break;
 		default:
-			if (key > SPOOL_CNT_LOST_BASE && key < SPOOL_CNT_LOST_BASE + PROF_LOST__COUNT)
+			if (key > SPOOL_CNT_LOST_BASE && key < SPOOL_CNT_LOST_BASE + LOST_KIND_COUNT)
 				k->lost[key - SPOOL_CNT_LOST_BASE] = v;
 			else if (key > SPOOL_CNT_UNWIND_BASE &&
-				 key < SPOOL_CNT_UNWIND_BASE + PROF_UNWIND__COUNT)
+				 key < SPOOL_CNT_UNWIND_BASE + UNWIND_ERROR_COUNT)
 				k->unwind_errors[key - SPOOL_CNT_UNWIND_BASE] = v;
 			else if (key > SPOOL_CNT_FALLBACK_BASE &&
-				 key < SPOOL_CNT_FALLBACK_BASE + PROF_FALLBACK__COUNT)
+				 key < SPOOL_CNT_FALLBACK_BASE + FALLBACK_COUNT)
 				k->fallback_frames[key - SPOOL_CNT_FALLBACK_BASE] = v;
 			/* other keys come from a newer writer: ignored */
 		}

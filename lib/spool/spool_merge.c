@@ -508,6 +508,7 @@ static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_r
 		if (g->cur + 1 < g->nparts)
 			return 0;	/* the recording goes on in the next file */
 		sp->counters = g->sum;
+		sp->counters.sz = sizeof(sp->counters);
 		sp->n.trailer = true;
 		ev->counters = &sp->counters;
 		return 1;
@@ -668,12 +669,11 @@ int spool_merge_open(const char *const *paths, size_t n, bool follow, struct pro
 	}
 	if (r == 0) {
 		qsort(g->parts, n, sizeof(*g->parts), by_start);
-		sp = calloc(1, sizeof(*sp));
+		sp = spool_reader_alloc();
 		if (!sp)
 			r = error_setx(-ENOMEM, "out of memory");
 	}
 	if (r == 0) {
-		sp->fd = -1;
 		sp->merge = g;
 		sp->merge_next = merge_next;
 		sp->merge_current = merge_current;

@@ -183,10 +183,25 @@ static int load_block(struct prof_spool *sp)
 	return 1;
 }
 
-int prof_spool_next(struct prof_spool *sp, struct prof_record *ret)
+struct prof_spool *spool_reader_alloc(void)
 {
-	if (sp->merge)
-		return sp->merge_next(sp, ret);
+	struct prof_spool *sp = calloc(1, sizeof(*sp));
+
+	if (!sp)
+		return NULL;
+	sp->fd = -1;
+	/* what the reader lends carries the library's size */
+	sp->meta.sz = sizeof(sp->meta);
+	sp->sample.sz = sizeof(sp->sample);
+	sp->offcpu.sz = sizeof(sp->offcpu);
+	sp->lost.sz = sizeof(sp->lost);
+	sp->counters.sz = sizeof(sp->counters);
+	return sp;
+}
+
+/* prof_spool_next() of one file, into the library's own record */
+static int spool_next(struct prof_spool *sp, struct prof_record *ret)
+{
 	for (;;) {
 		while (sp->pos < sp->raw_len) {
 			struct cursor c = { .p = sp->raw + sp->pos, .end = sp->raw + sp->raw_len };
@@ -213,6 +228,19 @@ int prof_spool_next(struct prof_spool *sp, struct prof_record *ret)
 	}
 }
 
+int prof_spool_next(struct prof_spool *sp, struct prof_record *ret)
+{
+	SIZED(prof_record, rec);
+	int r;
+
+	if (!ret || ret->sz < sizeof(ret->sz))
+		return error_setx(-EINVAL, "spool record: sz not set");
+	r = sp->merge ? sp->merge_next(sp, &rec) : spool_next(sp, &rec);
+	if (r > 0)
+		sized_out(ret, &rec, sizeof(rec), "spool record");
+	return r;
+}
+
 int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret)
 {
 	uint8_t h[SPOOL_HEADER_LEN];
@@ -221,10 +249,9 @@ int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret)
 	struct stat st;
 	int r;
 
-	sp = calloc(1, sizeof(*sp));
+	sp = spool_reader_alloc();
 	if (!sp)
 		return error_setx(-ENOMEM, "out of memory");
-	sp->fd = -1;
 	sp->name = xstrdup(name);
 	sp->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (!sp->name || sp->fd < 0) {
@@ -304,15 +331,18 @@ int prof_spool_open(const char *path, struct prof_spool **ret)
 	return r;
 }
 
-void prof_spool_status(const struct prof_spool *sp, struct prof_spool_status *ret)
+int prof_spool_status(const struct prof_spool *sp, struct prof_spool_status *ret)
 {
-	*ret = (struct prof_spool_status){
+	struct prof_spool_status st = {
+		.sz = sizeof(st),
 		.state = sp->state,
 		.blocks = sp->blocks,
 		.offset = sp->offset,
 		.file_size = sp->file_size,
 		.reason = sp->reason,
 	};
+
+	return sized_out(ret, &st, sizeof(st), "spool status");
 }
 
 int prof_spool_has_writer(const struct prof_spool *sp)
@@ -331,7 +361,7 @@ int prof_spool_check_weight(const struct prof_spool *sp, enum prof_weight w)
 {
 	const struct prof_meta *m = prof_spool_meta(sp);
 
-	if ((unsigned)w >= PROF_WEIGHT__COUNT)
+	if ((unsigned)w >= WEIGHT_COUNT)
 		return error_setx(-EINVAL, "unknown weight %u", (unsigned)w);
 	if (w != PROF_WEIGHT_CPU && !(m->flags & PROF_META_OFFCPU))
 		return error_setx(-EINVAL, "--weight=%s needs off-CPU intervals, and this spool "
@@ -355,9 +385,10 @@ const struct prof_counters *prof_spool_counters(const struct prof_spool *sp)
 	return sp->n.trailer && sp->state == PROF_SPOOL_STATE_FINISHED ? &sp->counters : NULL;
 }
 
-void prof_spool_counts(const struct prof_spool *sp, struct prof_spool_counts *ret)
+int prof_spool_counts(const struct prof_spool *sp, struct prof_spool_counts *ret)
 {
-	*ret = (struct prof_spool_counts){
+	struct prof_spool_counts n = {
+		.sz = sizeof(n),
 		.processes = sp->n.processes,
 		.threads = sp->n.threads,
 		.modules = sp->n.modules,
@@ -367,6 +398,8 @@ void prof_spool_counts(const struct prof_spool *sp, struct prof_spool_counts *re
 		.samples = sp->nsamples,
 		.offcpu = sp->noffcpu,
 	};
+
+	return sized_out(ret, &n, sizeof(n), "spool counts");
 }
 
 #define LOOKUP(sp, tab, id) ((id) >= 1 && (id) <= (sp)->n.tab ? &(sp)->tab[(id) - 1] : NULL)
@@ -396,9 +429,9 @@ const struct prof_stack_node *prof_spool_stack(const struct prof_spool *sp, uint
 	return LOOKUP(sp, stacks, id);
 }
 
-const struct prof_symbol *prof_spool_symbol(const struct prof_spool *sp, uint32_t index)
+const struct prof_symbol *prof_spool_symbol(const struct prof_spool *sp, uint32_t id)
 {
-	return LOOKUP(sp, symbols, index);
+	return LOOKUP(sp, symbols, id);
 }
 
 static void free_str(const char *s)

@@ -80,6 +80,9 @@ struct prof_spool {
 	struct prof_counters counters;
 };
 
+/* A reader with nothing read yet (fd -1), or NULL when out of memory. */
+struct prof_spool *spool_reader_alloc(void);
+
 /* Make room for N entries in table TAB of SP: 0 or -ENOMEM. */
 #define TABLE_RESERVE(sp, tab, n)                                                          \
 	({                                                                                 \

@@ -261,27 +261,34 @@ static ssize_t fd_write(void *ctx, const void *buf, size_t len)
 }
 
 /* A writer into SINK, its errors naming the spool NAME. */
-static int writer_new(const struct prof_sink *sink, const char *name,
-		      const struct prof_meta *meta, const struct prof_spool_writer_opts *opts,
+static int writer_new(const struct prof_sink *sink_arg, const char *name,
+		      const struct prof_meta *meta_arg, const struct prof_spool_writer_opts *opts,
 		      struct prof_spool_writer **ret)
 {
 	struct prof_spool_writer_opts o;
 	struct prof_spool_writer *w;
+	struct prof_sink sink;
+	struct prof_meta meta_copy;
+	const struct prof_meta *meta = &meta_copy;
 	uint8_t header[SPOOL_HEADER_LEN] = { 0 };
 	int r;
 
-	if (!sink || !sink->write || !meta || !ret)
-		return error_setx(-EINVAL, "spool writer: missing sink or metadata");
-	r = opts_copy(&o, sizeof(o), opts, "spool writer");
+	if (!ret)
+		return error_setx(-EINVAL, "spool writer: nowhere to put it");
+	r = sized_in(&sink, sizeof(sink), sink_arg, "spool sink") ?:
+	    sized_in(&meta_copy, sizeof(meta_copy), meta_arg, "spool metadata") ?:
+	    opts_copy(&o, sizeof(o), opts, "spool writer");
 	if (r < 0)
 		return r;
+	if (!sink.write)
+		return error_setx(-EINVAL, "spool writer: a sink without a write function");
 	if (o.block_bytes > MAX_BLOCK_BYTES || o.compress_level < 0 || o.compress_level > 9)
 		return error_setx(-EINVAL, "spool writer: block size above %u or bad level",
 				  MAX_BLOCK_BYTES);
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return error_setx(-ENOMEM, "out of memory");
-	w->sink = *sink;
+	w->sink = sink;
 	w->fd = -1;
 	w->block_bytes = o.block_bytes ? o.block_bytes : DEFAULT_BLOCK_BYTES;
 	w->level = o.no_compress ? -1 : o.compress_level ? o.compress_level : 1;
@@ -324,13 +331,14 @@ int prof_spool_writer_open_sink(const struct prof_sink *sink, const struct prof_
 int spool_writer_open_fd(int fd, const char *name, const struct prof_meta *meta,
 			 const struct prof_spool_writer_opts *opts, struct prof_spool_writer **ret)
 {
-	struct prof_sink sink = { .write = fd_write };
+	SIZED(prof_sink, sink);
 	int *fdp = malloc(sizeof(*fdp));
 	int r;
 
 	if (!fdp)
 		return error_setx(-ENOMEM, "out of memory");
 	*fdp = fd;
+	sink.write = fd_write;
 	sink.ctx = fdp;
 	r = writer_new(&sink, name, meta, opts, ret);
 	if (r < 0) {
@@ -375,9 +383,12 @@ static int check_ref(uint32_t ref, uint32_t count, bool zero_ok, const char *wha
 	return error_setx(-EINVAL, "spool writer: undefined %s %u", what, ref);
 }
 
-int64_t prof_spool_writer_add_process(struct prof_spool_writer *w, const struct prof_process *p)
+int64_t prof_spool_writer_add_process(struct prof_spool_writer *w, const struct prof_process *arg)
 {
-	int r = check_str("comm", p->comm) ?: check_str("exe", p->exe) ?:
+	struct prof_process copy;
+	const struct prof_process *p = &copy;
+	int r = sized_in(&copy, sizeof(copy), arg, "process") ?: check_str("comm", p->comm) ?:
+		check_str("exe", p->exe) ?:
 		rec_begin(w, str_len(p->comm) + str_len(p->exe));
 
 	if (r < 0)
@@ -392,9 +403,12 @@ int64_t prof_spool_writer_add_process(struct prof_spool_writer *w, const struct 
 	return r < 0 ? r : new_id(&w->nprocesses, "process");
 }
 
-int64_t prof_spool_writer_add_thread(struct prof_spool_writer *w, const struct prof_thread *t)
+int64_t prof_spool_writer_add_thread(struct prof_spool_writer *w, const struct prof_thread *arg)
 {
-	int r = check_ref(t->process, w->nprocesses, false, "process") ?:
+	struct prof_thread copy;
+	const struct prof_thread *t = &copy;
+	int r = sized_in(&copy, sizeof(copy), arg, "thread") ?:
+		check_ref(t->process, w->nprocesses, false, "process") ?:
 		check_str("thread name", t->name) ?: rec_begin(w, str_len(t->name));
 
 	if (r < 0)
@@ -407,9 +421,12 @@ int64_t prof_spool_writer_add_thread(struct prof_spool_writer *w, const struct p
 	return r < 0 ? r : new_id(&w->nthreads, "thread");
 }
 
-int64_t prof_spool_writer_add_module(struct prof_spool_writer *w, const struct prof_module *m)
+int64_t prof_spool_writer_add_module(struct prof_spool_writer *w, const struct prof_module *arg)
 {
-	int r = check_ref(m->process, w->nprocesses, true, "process") ?:
+	struct prof_module copy;
+	const struct prof_module *m = &copy;
+	int r = sized_in(&copy, sizeof(copy), arg, "module") ?:
+		check_ref(m->process, w->nprocesses, true, "process") ?:
 		check_str("module path", m->path);
 
 	if (r < 0)
@@ -435,13 +452,19 @@ int64_t prof_spool_writer_add_module(struct prof_spool_writer *w, const struct p
 	return r < 0 ? r : new_id(&w->nmodules, "module");
 }
 
-int64_t prof_spool_writer_intern_frame(struct prof_spool_writer *w, const struct prof_frame *f)
+int64_t prof_spool_writer_intern_frame(struct prof_spool_writer *w, const struct prof_frame *arg)
 {
-	uint64_t key = (uint64_t)f->kind << 32 | f->ref;
-	uint32_t id = intern_find(&w->frame_ids, key, f->addr);
+	struct prof_frame copy;
+	const struct prof_frame *f = &copy;
+	uint64_t key;
+	uint32_t id;
 	int64_t id64;
-	int r;
+	int r = sized_in(&copy, sizeof(copy), arg, "frame");
 
+	if (r < 0)
+		return r;
+	key = (uint64_t)f->kind << 32 | f->ref;
+	id = intern_find(&w->frame_ids, key, f->addr);
 	if (id)
 		return id;
 	switch (f->kind) {
@@ -452,7 +475,7 @@ int64_t prof_spool_writer_intern_frame(struct prof_spool_writer *w, const struct
 		r = check_ref(f->ref, w->nprocesses, false, "process");
 		break;
 	case PROF_FRAME_STATE:
-		if (!w->offcpu || !f->addr || f->addr >= PROF_OFFCPU_STATE__COUNT) {
+		if (!w->offcpu || !f->addr || f->addr >= OFFCPU_STATE_COUNT) {
 			r = error_setx(-EINVAL, "spool writer: a state frame needs an off-CPU "
 				       "spool and a state");
 			break;
@@ -520,9 +543,12 @@ int64_t prof_spool_writer_intern_frames(struct prof_spool_writer *w, const uint3
 	return node;
 }
 
-int prof_spool_writer_add_sample(struct prof_spool_writer *w, const struct prof_sample *s)
+int prof_spool_writer_add_sample(struct prof_spool_writer *w, const struct prof_sample *arg)
 {
-	int r = check_ref(s->thread, w->nthreads, false, "thread") ?:
+	struct prof_sample copy;
+	const struct prof_sample *s = &copy;
+	int r = sized_in(&copy, sizeof(copy), arg, "sample") ?:
+		check_ref(s->thread, w->nthreads, false, "thread") ?:
 		check_ref(s->stack, w->nstacks, true, "stack") ?: rec_begin(w, 0);
 
 	if (r < 0)
@@ -537,17 +563,20 @@ int prof_spool_writer_add_sample(struct prof_spool_writer *w, const struct prof_
 	return rec_emit(w, SPOOL_TAG_SAMPLE);
 }
 
-int prof_spool_writer_add_offcpu(struct prof_spool_writer *w, const struct prof_offcpu *o)
+int prof_spool_writer_add_offcpu(struct prof_spool_writer *w, const struct prof_offcpu *arg)
 {
-	int r = check_ref(o->thread, w->nthreads, false, "thread") ?:
+	struct prof_offcpu copy;
+	const struct prof_offcpu *o = &copy;
+	int r = sized_in(&copy, sizeof(copy), arg, "off-CPU interval") ?:
+		check_ref(o->thread, w->nthreads, false, "thread") ?:
 		check_ref(o->stack, w->nstacks, true, "stack") ?:
 		check_ref(o->user_stack, w->nstacks, true, "stack");
 
 	if (!r && !w->offcpu)
 		r = error_setx(-EINVAL, "spool writer: an off-CPU interval in a spool whose "
 			       "metadata does not say PROF_META_OFFCPU");
-	if (!r && (!o->state || o->state >= PROF_OFFCPU_STATE__COUNT || !o->end ||
-		   o->end >= PROF_OFFCPU_END__COUNT))
+	if (!r && (!o->state || o->state >= OFFCPU_STATE_COUNT || !o->end ||
+		   o->end >= OFFCPU_END_COUNT))
 		r = error_setx(-EINVAL, "spool writer: off-CPU interval with state %u, end %u",
 			       o->state, o->end);
 	if (!r)
@@ -627,11 +656,15 @@ int prof_spool_writer_retire_module(struct prof_spool_writer *w, uint32_t module
 			     time_ns);
 }
 
-int prof_spool_writer_add_lost(struct prof_spool_writer *w, const struct prof_lost *l)
+int prof_spool_writer_add_lost(struct prof_spool_writer *w, const struct prof_lost *arg)
 {
-	int r;
+	struct prof_lost copy;
+	const struct prof_lost *l = &copy;
+	int r = sized_in(&copy, sizeof(copy), arg, "lost record");
 
-	if (l->kind == 0 || l->kind >= PROF_LOST__COUNT)
+	if (r < 0)
+		return r;
+	if (l->kind == 0 || l->kind >= LOST_KIND_COUNT)
 		return error_setx(-EINVAL, "spool writer: unknown lost kind %u", l->kind);
 	r = rec_begin(w, 0);
 	if (r < 0)
@@ -642,10 +675,14 @@ int prof_spool_writer_add_lost(struct prof_spool_writer *w, const struct prof_lo
 	return rec_emit(w, SPOOL_TAG_LOST);
 }
 
-int prof_spool_writer_add_symbol(struct prof_spool_writer *w, const struct prof_symbol *s)
+int prof_spool_writer_add_symbol(struct prof_spool_writer *w, const struct prof_symbol *arg)
 {
-	int r;
+	struct prof_symbol copy;
+	const struct prof_symbol *s = &copy;
+	int r = sized_in(&copy, sizeof(copy), arg, "symbol");
 
+	if (r < 0)
+		return r;
 	switch (s->scope) {
 	case PROF_SYMBOL_KERNEL:
 		r = s->scope_id ? error_setx(-EINVAL, "spool writer: kernel symbol with scope id")
@@ -696,8 +733,10 @@ uint64_t spool_writer_samples_written(const struct prof_spool_writer *w)
 	return w->samples_written;
 }
 
-int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_counters *c)
+int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_counters *arg)
 {
+	struct prof_counters copy;
+	const struct prof_counters *c = &copy;
 	static const struct {
 		uint8_t key;
 		size_t off;
@@ -722,11 +761,15 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 	};
 	/* a version 1 spool stays as it was: no off-CPU counters, no lost kind of theirs */
 	size_t nfields = w->offcpu ? ARRAY_SIZE(fields) : ARRAY_SIZE(fields) - 5;
-	size_t nlost = w->offcpu ? PROF_LOST__COUNT : PROF_LOST_SWITCH_SAMPLES;
+	size_t nlost = w->offcpu ? LOST_KIND_COUNT : PROF_LOST_SWITCH_SAMPLES;
 	size_t i;
-	int r = rec_begin(w, (ARRAY_SIZE(fields) + PROF_LOST__COUNT + PROF_UNWIND__COUNT +
-			      PROF_FALLBACK__COUNT) * (1 + SPOOL_VARINT_MAX));
+	int r = sized_in(&copy, sizeof(copy), arg, "counters");
 
+	if (!r && w->finished)
+		r = error_setx(-EINVAL, "spool writer: the trailer was written already");
+	if (!r)
+		r = rec_begin(w, (ARRAY_SIZE(fields) + LOST_KIND_COUNT + UNWIND_ERROR_COUNT +
+				  FALLBACK_COUNT) * (1 + SPOOL_VARINT_MAX));
 	if (r < 0)
 		return r;
 	for (i = 0; i < nfields; i++) {
@@ -737,11 +780,11 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 		put_u(&w->rec, SPOOL_CNT_LOST_BASE + i);
 		put_u(&w->rec, c->lost[i]);
 	}
-	for (i = 1; i < PROF_UNWIND__COUNT; i++) {
+	for (i = 1; i < UNWIND_ERROR_COUNT; i++) {
 		put_u(&w->rec, SPOOL_CNT_UNWIND_BASE + i);
 		put_u(&w->rec, c->unwind_errors[i]);
 	}
-	for (i = 1; i < PROF_FALLBACK__COUNT; i++) {
+	for (i = 1; i < FALLBACK_COUNT; i++) {
 		put_u(&w->rec, SPOOL_CNT_FALLBACK_BASE + i);
 		put_u(&w->rec, c->fallback_frames[i]);
 	}
@@ -786,7 +829,8 @@ int spool_writer_each_frame(const struct prof_spool_writer *w,
 
 		if (!s->id)
 			continue;
-		f = (struct prof_frame){ .id = s->id, .kind = (uint8_t)(s->a >> 32),
+		f = (struct prof_frame){ .sz = sizeof(f), .id = s->id,
+					 .kind = (uint8_t)(s->a >> 32),
 					 .ref = (uint32_t)s->a, .addr = s->b };
 		r = fn(&f, ctx);
 		if (r < 0)

@@ -31,8 +31,11 @@
 /* A source path under the compilation directory shorter than this is shown whole. */
 #define SHORT_PATH_MAX 40
 
-/* Resolved frames are carved from blocks of this many, which never move. */
-#define FRAME_BLOCK 1024
+/*
+ * Resolved frames, and the arrays of pointers to them that are lent, are
+ * carved from blocks of this many bytes, which never move.
+ */
+#define FRAME_BLOCK (64u << 10)
 
 /* One ELF file as a module record names it. */
 struct sym_file {
@@ -46,15 +49,15 @@ struct sym_file {
 };
 
 struct sym_frame {
-	const struct prof_resolved_frame *v;	/* outermost first, in a frame block */
+	const struct prof_resolved_frame *const *v;	/* outermost first, in a frame block */
 	uint32_t n;
 	bool done;
 };
 
 struct frame_block {
 	struct frame_block *next;
-	size_t used, cap;
-	struct prof_resolved_frame v[];
+	size_t used, cap;		/* bytes of data */
+	max_align_t data[];
 };
 
 struct prof_symbolizer {
@@ -82,8 +85,8 @@ struct prof_symbolizer {
 
 #define SCOPE_KEY(scope, id) ((uint64_t)(scope) << 32 | (id))
 
-int prof_symbolizer_new_opts(const struct prof_spool *sp, const struct prof_symbolizer_opts *opts,
-			     struct prof_symbolizer **ret)
+int prof_symbolizer_new(const struct prof_spool *sp, const struct prof_symbolizer_opts *opts,
+			struct prof_symbolizer **ret)
 {
 	struct prof_symbolizer_opts o;
 	struct prof_symbolizer *s;
@@ -106,11 +109,6 @@ int prof_symbolizer_new_opts(const struct prof_spool *sp, const struct prof_symb
 	}
 	*ret = s;
 	return 0;
-}
-
-int prof_symbolizer_new(const struct prof_spool *sp, struct prof_symbolizer **ret)
-{
-	return prof_symbolizer_new_opts(sp, NULL, ret);
 }
 
 void prof_symbolizer_free(struct prof_symbolizer *s)
@@ -152,7 +150,7 @@ void symbolizer_read_images(struct prof_symbolizer *s, struct image_set *set)
 /* Index the spool's symbol records again when more were read. */
 static int index_spool_symbols(struct prof_symbolizer *s)
 {
-	struct prof_spool_counts n;
+	SIZED(prof_spool_counts, n);
 	uint32_t i;
 	int r;
 
@@ -433,14 +431,17 @@ static const char *shown_name(struct prof_symbolizer *s, const char *name)
 	return d ? d : name;
 }
 
-/* N resolved frames that stay where they are until prof_symbolizer_free(). */
-static struct prof_resolved_frame *new_frames(struct prof_symbolizer *s, size_t n)
+/* BYTES of zeroes that stay where they are until prof_symbolizer_free(). */
+static void *block_alloc(struct prof_symbolizer *s, size_t bytes)
 {
 	struct frame_block *b = s->blocks;
-	size_t cap = n > FRAME_BLOCK ? n : FRAME_BLOCK;
+	size_t cap;
+	uint8_t *p;
 
-	if (!b || b->cap - b->used < n) {
-		b = malloc(sizeof(*b) + cap * sizeof(b->v[0]));
+	bytes = (bytes + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	cap = bytes > FRAME_BLOCK ? bytes : FRAME_BLOCK;
+	if (!b || b->cap - b->used < bytes) {
+		b = malloc(sizeof(*b) + cap);
 		if (!b) {
 			error_setx(-ENOMEM, "out of memory");
 			return NULL;
@@ -450,8 +451,20 @@ static struct prof_resolved_frame *new_frames(struct prof_symbolizer *s, size_t 
 		b->next = s->blocks;
 		s->blocks = b;
 	}
-	b->used += n;
-	return memset(&b->v[b->used - n], 0, n * sizeof(b->v[0]));
+	p = (uint8_t *)b->data + b->used;
+	b->used += bytes;
+	return memset(p, 0, bytes);
+}
+
+/* N resolved frames, their sz set. */
+static struct prof_resolved_frame *new_frames(struct prof_symbolizer *s, size_t n)
+{
+	struct prof_resolved_frame *v = block_alloc(s, n * sizeof(*v));
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		v[i].sz = sizeof(v[i]);
+	return v;
 }
 
 static bool spool_symbol(struct prof_symbolizer *s, uint64_t key, uint64_t addr,
@@ -559,7 +572,7 @@ static int resolve_user(struct prof_symbolizer *s, const struct prof_frame *f,
 			const struct prof_resolved_frame **ret, uint32_t *ret_n)
 {
 	const struct prof_module *m = prof_spool_module(s->sp, f->ref);
-	struct prof_resolved_frame sym = { 0 };
+	struct prof_resolved_frame sym = { .sz = sizeof(sym) };
 	struct sym_file *file;
 	bool named;
 	int err;
@@ -601,10 +614,11 @@ static int resolve(struct prof_symbolizer *s, const struct prof_frame *f,
 		break;
 	case PROF_FRAME_TRUNCATED:
 		r->function = keep_name(s, "[truncated: %s]",
-					prof_unwind_error_name((unsigned)f->addr));
+					name_or_unknown(prof_unwind_error_name((unsigned)f->addr)));
 		return r->function ? 0 : -ENOMEM;
 	case PROF_FRAME_STATE:
-		r->function = keep_name(s, "[%s]", prof_offcpu_state_name((unsigned)f->addr));
+		r->function = keep_name(s, "[%s]",
+					name_or_unknown(prof_offcpu_state_name((unsigned)f->addr)));
 		return r->function ? 0 : -ENOMEM;
 	default:	/* the reader checks kinds: not reached */
 		return error_setx(-EINVAL, "frame %" PRIu32 " of unknown kind %u", f->id,
@@ -619,10 +633,12 @@ static int resolve(struct prof_symbolizer *s, const struct prof_frame *f,
 }
 
 int prof_symbolizer_frame_inlines(struct prof_symbolizer *s, uint32_t frame,
-				  const struct prof_resolved_frame **ret, size_t *ret_n)
+				  const struct prof_resolved_frame *const **ret, size_t *ret_n)
 {
+	const struct prof_resolved_frame *chain = NULL, **ptrs;
 	const struct prof_frame *f;
 	struct sym_frame *c;
+	uint32_t i, n = 0;
 	void *v;
 	int r;
 
@@ -641,9 +657,17 @@ int prof_symbolizer_frame_inlines(struct prof_symbolizer *s, uint32_t frame,
 		return r;
 	c = &s->frames[frame];
 	if (!c->done) {
-		r = resolve(s, f, &c->v, &c->n);
+		r = resolve(s, f, &chain, &n);
 		if (r < 0)
 			return r;
+		/* lent as pointers, so that the struct may grow */
+		ptrs = block_alloc(s, n * sizeof(*ptrs));
+		if (!ptrs)
+			return -ENOMEM;
+		for (i = 0; i < n; i++)
+			ptrs[i] = &chain[i];
+		c->v = ptrs;
+		c->n = n;
 		c->done = true;
 	}
 	*ret = c->v;
@@ -654,14 +678,14 @@ int prof_symbolizer_frame_inlines(struct prof_symbolizer *s, uint32_t frame,
 int prof_symbolizer_frame(struct prof_symbolizer *s, uint32_t frame,
 			  struct prof_resolved_frame *ret)
 {
-	const struct prof_resolved_frame *v;
+	const struct prof_resolved_frame *const *v;
 	size_t n;
 	int r;
 
-	if (!ret)
-		return error_setx(-EINVAL, "no frame to return");
+	if (!ret || ret->sz < sizeof(ret->sz))
+		return error_setx(-EINVAL, "resolved frame: sz not set");
 	r = prof_symbolizer_frame_inlines(s, frame, &v, &n);
 	if (r == 0)
-		*ret = v[0];
+		r = sized_out(ret, v[0], sizeof(*v[0]), "resolved frame");
 	return r;
 }

@@ -81,7 +81,7 @@ int prof_tail_symbolizer(struct prof_tail *t, const struct prof_symbolizer_opts 
 		return error_setx(-EINVAL, "tail symbolizer: no tail");
 	if (!t->sp)
 		return error_setx(-EAGAIN, "tail symbolizer: the spool has no metadata yet");
-	r = prof_symbolizer_new_opts(t->sp, opts, ret);
+	r = prof_symbolizer_new(t->sp, opts, ret);
 	if (r == 0 && t->images)
 		symbolizer_read_images(*ret, t->images);
 	return r;
@@ -95,7 +95,8 @@ int prof_tail_discard_consumed(struct prof_tail *t)
 	if (!t)
 		return error_setx(-EINVAL, "tail: no tail");
 	if (t->wfd < 0)
-		return 0;
+		return error_setx(-ENOTSUP,
+				  "tail: only the tail of a recorder discards what it read");
 	if (fstat(t->wfd, &st) == 0 && st.st_blksize > 0)
 		blk = (uint64_t)st.st_blksize;
 	start = (t->meta_end + blk - 1) / blk * blk;

@@ -27,16 +27,19 @@
 #define DEFAULT_BATCH 4096
 #define WAIT_SLICE_MS 100	/* how often to look again without inotify */
 
-static const char *const state_names[PROF_TAIL__COUNT] = {
-	[PROF_TAIL_STATE_WAITING] = "waiting",   [PROF_TAIL_STATE_RUNNING] = "running",
-	[PROF_TAIL_STATE_CUT] = "cut",	   [PROF_TAIL_STATE_FINISHED] = "finished",
-	[PROF_TAIL_STATE_CORRUPT] = "corrupt",   [PROF_TAIL_STATE_SHRUNK] = "shrunk",
+static const char *const state_names[TAIL_STATE_COUNT] = {
+	[PROF_TAIL_STATE_WAITING] = "waiting",
+	[PROF_TAIL_STATE_RUNNING] = "running",
+	[PROF_TAIL_STATE_CUT] = "cut",
+	[PROF_TAIL_STATE_FINISHED] = "finished",
+	[PROF_TAIL_STATE_CORRUPT] = "corrupt",
+	[PROF_TAIL_STATE_SHRUNK] = "shrunk",
 	[PROF_TAIL_STATE_ABANDONED] = "abandoned",
 };
 
 const char *prof_tail_state_name(unsigned state)
 {
-	return state < PROF_TAIL__COUNT ? state_names[state] : "unknown";
+	return state < TAIL_STATE_COUNT ? state_names[state] : NULL;
 }
 
 bool prof_tail_state_is_final(enum prof_tail_state state)
@@ -89,7 +92,7 @@ static void watch(struct prof_tail *t)
 
 int tail_attach_fd(struct prof_tail *t, int fd, const char *name)
 {
-	struct prof_spool_status st;
+	SIZED(prof_spool_status, st);
 	int r;
 
 	r = prof_spool_open_fd(fd, name, &t->sp);
@@ -163,7 +166,7 @@ static int watch_last(struct prof_tail *t)
 /* T follows the files PATHS, the last of which may be followed by more. */
 static int follow_files(struct prof_tail *t, const char *const *paths, size_t n)
 {
-	struct prof_spool_status st;
+	SIZED(prof_spool_status, st);
 	int r;
 
 	r = spool_merge_open(paths, n, spool_series_base_len(paths[n - 1]) > 0, &t->sp);
@@ -345,7 +348,7 @@ static int add_sample(struct prof_tail *t, const struct prof_sample *s, uint8_t 
 	const struct prof_process *p = th ? prof_spool_process(t->sp, th->process) : NULL;
 	struct prof_tail_sample *ts;
 	const char *comm = "";
-	struct prof_spool_status st;
+	SIZED(prof_spool_status, st);
 	void *v = t->batch;
 
 	if (t->skip_until) {
@@ -362,7 +365,9 @@ static int add_sample(struct prof_tail *t, const struct prof_sample *s, uint8_t 
 	if (th && comm_of(t, th, &comm) < 0)
 		return -ENOMEM;
 	ts = &t->batch[(*n)++];
-	*ts = (struct prof_tail_sample){ .s = *s, .pid = p ? p->pid : 0, .tid = th ? th->tid : 0,
+	*ts = (struct prof_tail_sample){ .time_ns = s->time_ns, .thread = s->thread,
+					 .stack = s->stack, .period = s->period, .cpu = s->cpu,
+					 .pid = p ? p->pid : 0, .tid = th ? th->tid : 0,
 					 .comm = comm, .offcpu = state };
 	if (state) {
 		t->stats.offcpu_intervals++;
@@ -386,9 +391,9 @@ static int on_event(struct prof_tail *t, const struct prof_record *ev, struct pr
 	case PROF_RECORD_OFFCPU: {
 		const struct prof_offcpu *o = ev->offcpu;
 
-		return add_sample(t, &(struct prof_sample){ .time_ns = o->time_ns,
+		return add_sample(t, &PROF_INIT(prof_sample, .time_ns = o->time_ns,
 			.thread = o->thread, .stack = o->stack, .period = o->duration_ns,
-			.cpu = o->cpu }, o->state, n);
+			.cpu = o->cpu), o->state, n);
 	}
 	case PROF_RECORD_PROCESS:
 		s->processes_alive++;
@@ -458,7 +463,7 @@ static bool check_size(struct prof_tail *t)
 /* The state after a read that reached what the file holds now. */
 static void settle(struct prof_tail *t)
 {
-	struct prof_spool_status st;
+	SIZED(prof_spool_status, st);
 
 	prof_spool_status(t->sp, &st);
 	t->consumed = st.offset;
@@ -482,7 +487,7 @@ static void settle(struct prof_tail *t)
 /* Note a block change: the blocks before the one now loaded were read whole. */
 static void track_blocks(struct prof_tail *t)
 {
-	struct prof_spool_status st;
+	SIZED(prof_spool_status, st);
 
 	prof_spool_status(t->sp, &st);
 	if (st.blocks == t->seen_blocks)
@@ -494,7 +499,7 @@ static void track_blocks(struct prof_tail *t)
 
 static int read_batch(struct prof_tail *t, struct prof_tail_batch *b)
 {
-	struct prof_record ev;
+	SIZED(prof_record, ev);
 	size_t n = 0;
 	int r;
 
@@ -540,7 +545,7 @@ static int read_batch(struct prof_tail *t, struct prof_tail_batch *b)
  */
 static int check_writer(struct prof_tail *t, struct prof_tail_batch *b)
 {
-	struct prof_spool_status st;
+	SIZED(prof_spool_status, st);
 	char why[sizeof(t->reason)];
 	int r;
 
@@ -567,11 +572,11 @@ static int check_writer(struct prof_tail *t, struct prof_tail_batch *b)
 
 int prof_tail_poll(struct prof_tail *t, struct prof_tail_batch *ret)
 {
-	struct prof_tail_batch b = { 0 };
+	struct prof_tail_batch b = { .sz = sizeof(b) };
 	int r;
 
-	if (!t || !ret)
-		return error_setx(-EINVAL, "tail: no tail or batch");
+	if (!t || !ret || ret->sz < sizeof(ret->sz))
+		return error_setx(-EINVAL, "tail: no tail, or a batch whose sz is not set");
 	if (!t->sp) {
 		r = tail_find(t);
 		if (r < 0)
@@ -591,11 +596,22 @@ int prof_tail_poll(struct prof_tail *t, struct prof_tail_batch *ret)
 				return r;
 		}
 	}
+	/* lent as pointers, so that the struct may grow */
+	if (b.nsamples) {
+		void *v = t->batch_ptrs;
+		size_t i;
+
+		if (grow_array(&v, &t->batch_ptrs_cap, b.nsamples, sizeof(*t->batch_ptrs)) < 0)
+			return -ENOMEM;
+		t->batch_ptrs = v;
+		for (i = 0; i < b.nsamples; i++)
+			t->batch_ptrs[i] = &t->batch[i];
+	}
 	b.state = t->state;
 	b.reason = t->reason;
-	b.samples = t->batch;
-	*ret = b;
-	return (int)b.nsamples;
+	b.samples = t->batch_ptrs;
+	r = sized_out(ret, &b, sizeof(b), "tail batch");
+	return r < 0 ? r : (int)b.nsamples;
 }
 
 int prof_tail_wait(struct prof_tail *t, int timeout_ms)
@@ -627,18 +643,20 @@ const struct prof_spool *prof_tail_spool(const struct prof_tail *t)
 	return t ? t->sp : NULL;
 }
 
-void prof_tail_stats(const struct prof_tail *t, struct prof_tail_stats *ret)
+int prof_tail_stats(const struct prof_tail *t, struct prof_tail_stats *ret)
 {
-	struct prof_spool_status st;
+	SIZED(prof_spool_status, st);
+	struct prof_tail_stats s = t->stats;
 
-	*ret = t->stats;
-	ret->state = t->state;
-	ret->path = t->opened;
+	s.sz = sizeof(s);
+	s.state = t->state;
+	s.path = t->opened;
 	if (t->sp) {
 		prof_spool_status(t->sp, &st);
-		ret->blocks = st.blocks;
-		ret->offset = st.offset;
+		s.blocks = st.blocks;
+		s.offset = st.offset;
 	}
+	return sized_out(ret, &s, sizeof(s), "tail stats");
 }
 
 void prof_tail_free(struct prof_tail *t)
@@ -662,6 +680,7 @@ void prof_tail_free(struct prof_tail *t)
 	strmap_release(&t->name_ids);
 	free(t->comm_of);
 	free(t->batch);
+	free(t->batch_ptrs);
 	free(t->opened);
 	free(t->path);
 	free(t);

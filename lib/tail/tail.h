@@ -42,6 +42,8 @@ struct prof_tail {
 
 	struct prof_tail_sample *batch;
 	size_t batch_cap;
+	const struct prof_tail_sample **batch_ptrs;	/* what a batch lends: &batch[i] */
+	size_t batch_ptrs_cap;
 	struct prof_tail_stats stats;
 
 	/* thread names, interned: they are lent with every sample */

@@ -18,7 +18,7 @@
 #define DEFAULT_LIMIT 20
 #define EMPTY_STACK_NAME "[empty stack]"
 
-static const char *const format_names[PROF_TAIL_FORMAT__COUNT] = {
+static const char *const format_names[TAIL_FORMAT_COUNT] = {
 	[PROF_TAIL_FORMAT_TOP] = "top",
 	[PROF_TAIL_FORMAT_SAMPLES] = "samples",
 	[PROF_TAIL_FORMAT_JSON] = "json",
@@ -40,7 +40,7 @@ struct view_func {
 /* Off-CPU intervals and their time by state, for the header. */
 struct view_offcpu {
 	uint64_t intervals;
-	uint64_t ns[PROF_OFFCPU_STATE__COUNT];
+	uint64_t ns[OFFCPU_STATE_COUNT];
 };
 
 struct prof_tail_view {
@@ -66,18 +66,12 @@ struct prof_tail_view {
 
 const char *prof_tail_format_name(unsigned format)
 {
-	return format < PROF_TAIL_FORMAT__COUNT ? format_names[format] : NULL;
+	return format < TAIL_FORMAT_COUNT ? format_names[format] : NULL;
 }
 
 int prof_tail_format_parse(const char *name)
 {
-	unsigned i;
-
-	for (i = 0; name && i < PROF_TAIL_FORMAT__COUNT; i++)
-		if (!strcmp(name, format_names[i]))
-			return (int)i;
-	return error_setx(-EINVAL, "'%s' is not a tail format; the formats are: top, samples, json",
-			  name ? name : "");
+	return name_parse(format_names, TAIL_FORMAT_COUNT, name, "tail format", "formats");
 }
 
 int prof_tail_view_new(const struct prof_tail_view_opts *opts, struct prof_tail_view **ret)
@@ -89,11 +83,11 @@ int prof_tail_view_new(const struct prof_tail_view_opts *opts, struct prof_tail_
 	if (!v)
 		return error_setx(-ENOMEM, "out of memory");
 	r = opts_copy(&v->opts, sizeof(v->opts), opts, "tail view");
-	if (r == 0 && (unsigned)v->opts.format >= PROF_TAIL_FORMAT__COUNT)
+	if (r == 0 && (unsigned)v->opts.format >= TAIL_FORMAT_COUNT)
 		r = error_setx(-EINVAL, "tail view: unknown format %d", (int)v->opts.format);
 	if (r == 0 && v->opts.limit < 0)
 		r = error_setx(-EINVAL, "tail view: negative limit");
-	if (r == 0 && (unsigned)v->opts.weight >= PROF_WEIGHT__COUNT)
+	if (r == 0 && (unsigned)v->opts.weight >= WEIGHT_COUNT)
 		r = error_setx(-EINVAL, "tail view: unknown weight %d", (int)v->opts.weight);
 	if (r < 0) {
 		free(v);
@@ -156,7 +150,7 @@ static void put_folded(char *dst, const char *name)
 
 static int name_frame(struct prof_tail_view *v, uint32_t frame, struct view_frame **ret)
 {
-	const struct prof_resolved_frame *rf;
+	const struct prof_resolved_frame *const *rf;
 	struct view_frame *vf;
 	size_t n, i, len = 0, old = v->frames_cap;
 	void *p = v->frames;
@@ -179,18 +173,18 @@ static int name_frame(struct prof_tail_view *v, uint32_t frame, struct view_fram
 	if (r < 0)
 		return r;
 	for (i = 0; i < n; i++)
-		len += strlen(rf[i].function) + 1;
+		len += strlen(rf[i]->function) + 1;
 	seg = malloc(len + 1);
 	if (!seg)
 		return error_setx(-ENOMEM, "out of memory");
 	for (i = 0, len = 0; i < n; i++) {
 		if (i)
 			seg[len++] = ';';
-		put_folded(seg + len, rf[i].function);
+		put_folded(seg + len, rf[i]->function);
 		len += strlen(seg + len);
 	}
 	seg[len] = '\0';
-	r = func_id(v, rf[n - 1].function, rf[n - 1].module, &vf->func);
+	r = func_id(v, rf[n - 1]->function, rf[n - 1]->module, &vf->func);
 	if (r < 0) {
 		free(seg);
 		return r;
@@ -243,9 +237,9 @@ static uint64_t weight_of(const struct prof_tail_view *v, const struct prof_tail
 	case PROF_WEIGHT_CPU:
 		return ts->offcpu ? 0 : 1;
 	case PROF_WEIGHT_OFFCPU:
-		return ts->offcpu ? ts->s.period : 0;
+		return ts->offcpu ? ts->period : 0;
 	default:
-		return ts->s.period;
+		return ts->period;
 	}
 }
 
@@ -278,15 +272,15 @@ static int write_sample(struct prof_tail_view *v, const struct prof_spool *sp,
 	int64_t n;
 	int r;
 
-	n = ts->s.stack ? stack_frames(v, sp, ts->s.stack) : 0;
+	n = ts->stack ? stack_frames(v, sp, ts->stack) : 0;
 	if (n < 0)
 		return (int)n;
-	put_time(out, ts->s.time_ns, prof_spool_meta(sp)->mono_start_ns);
+	put_time(out, ts->time_ns, prof_spool_meta(sp)->mono_start_ns);
 	fprintf(out, " %" PRId32 " %" PRId32 " ", ts->pid, ts->tid);
 	put_comm(out, ts->comm);
 	fputc(' ', out);
 	if (v->opts.weight != PROF_WEIGHT_CPU)	/* time: in whole microseconds */
-		fprintf(out, "%" PRIu64 " ", (ts->s.period + 500) / 1000);
+		fprintf(out, "%" PRIu64 " ", (ts->period + 500) / 1000);
 	if (!n)
 		fputs(EMPTY_STACK_NAME, out);
 	while (n-- > 0) {
@@ -308,7 +302,7 @@ static int write_sample(struct prof_tail_view *v, const struct prof_spool *sp,
  * for the function under its state frame, the one that waited.
  */
 static int count_sample(struct prof_tail_view *v, const struct prof_spool *sp,
-			const struct prof_sample *s, bool offcpu, uint64_t w)
+			const struct prof_tail_sample *s, bool offcpu, uint64_t w)
 {
 	const struct prof_stack_node *sn;
 	struct view_frame *vf;
@@ -338,8 +332,8 @@ static int count_sample(struct prof_tail_view *v, const struct prof_spool *sp,
 static void count_offcpu(struct view_offcpu *o, const struct prof_tail_sample *ts)
 {
 	o->intervals++;
-	if (ts->offcpu < PROF_OFFCPU_STATE__COUNT)
-		o->ns[ts->offcpu] += ts->s.period;
+	if (ts->offcpu < OFFCPU_STATE_COUNT)
+		o->ns[ts->offcpu] += ts->period;
 }
 
 static int out_error(FILE *out)
@@ -376,23 +370,23 @@ int prof_tail_view_add(struct prof_tail_view *v, struct prof_tail *t,
 	if (b->symbols_added)
 		forget_frames(v);
 	for (i = 0; !v->last_begin_ns && i < b->nsamples; i++)
-		if (!b->samples[i].offcpu)
-			v->last_begin_ns = b->samples[i].s.time_ns;
+		if (!b->samples[i]->offcpu)
+			v->last_begin_ns = b->samples[i]->time_ns;
 	errno = 0;
 	for (i = 0; i < b->nsamples; i++) {
-		const struct prof_tail_sample *ts = &b->samples[i];
+		const struct prof_tail_sample *ts = b->samples[i];
 		uint64_t w = weight_of(v, ts);
 
 		if (ts->offcpu) {
 			count_offcpu(&v->last_off, ts);
 			count_offcpu(&v->all_off, ts);
 		} else {
-			v->last_end_ns = ts->s.time_ns;	/* intervals come late: not their time */
+			v->last_end_ns = ts->time_ns;	/* intervals come late: not their time */
 		}
 		if (!w)
 			continue;
 		r = v->opts.format == PROF_TAIL_FORMAT_SAMPLES ? write_sample(v, sp, ts, out)
-							: count_sample(v, sp, &ts->s, ts->offcpu, w);
+							: count_sample(v, sp, ts, ts->offcpu, w);
 		if (r < 0)
 			return r;
 		v->last_samples++;
@@ -568,7 +562,7 @@ static void print_json(struct prof_tail_view *v, const struct prof_tail_stats *s
 int prof_tail_view_print(struct prof_tail_view *v, struct prof_tail *t, FILE *out)
 {
 	const struct prof_spool *sp = prof_tail_spool(t);
-	struct prof_tail_stats st;
+	SIZED(prof_tail_stats, st);
 	int64_t n;
 	size_t i;
 

@@ -146,7 +146,7 @@ compare_shares() {
 	run -1 --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		--inh-caps=-all "$W/prof" record --off-cpu -o u.spool -- /bin/true
 	assert_equal "$(grep -c . <<<"$stderr")" 1
-	assert_regex "$stderr" '^prof: --off-cpu samples threads inside the kernel .*kernel\.perf_event_paranoid 2 forbids: run as root, grant CAP_PERFMON, or set kernel\.perf_event_paranoid to 1$'
+	assert_regex "$stderr" '^prof: off-CPU intervals sample threads inside the kernel .*kernel\.perf_event_paranoid 2 forbids: run as root, grant CAP_PERFMON, or set kernel\.perf_event_paranoid to 1$'
 	[ ! -e u.spool ]
 	cd /
 	rm -rf "$W"

@@ -135,10 +135,10 @@ with_frame() {
 	run -64 "$PROF" report --pid=abc "$s"
 	assert_output --partial "invalid pid list 'abc'"
 	run -64 "$PROF" report --time=5 "$s"
-	assert_output --partial "invalid --time '5'"
+	assert_output --partial "--time: invalid time range '5'"
 	run -64 "$PROF" report --time=2,1 "$s"
 	run -64 "$PROF" report '--focus=(' "$s"
-	assert_output --partial "invalid --focus regular expression"
+	assert_output --partial "--focus: invalid focus regular expression"
 }
 
 # ---- --format=json ------------------------------------------------------

@@ -26,9 +26,25 @@ load test_helper
 	done
 }
 
-@test "the public header names only prof_ and PROF_ things" {
-	run bash -c "grep -oE '^(int64_t|int|void|const [a-z_ ]+\*|uint64_t|bool|struct [a-z_]+ \*) *\**[a-z_]+\(' '$TOP/lib/prof.h' | grep -vE ' \**prof_[a-z_]+\($'"
+@test "the public headers name only prof_ and PROF_ things, by prof.h's rules" {
+	run "$TOP/tests/tools/api-names" "$TOP/lib/prof.h" "$TOP"/lib/prof/*.h
+	assert_success
 	assert_output ""
+	# the check catches what the rules forbid
+	cat >"$BATS_TEST_TMPDIR/planted.h" <<-'EOF'
+	enum prof_color { PROF_RED, PROF_GREEN };
+	enum prof_tail_mode { PROF_TAIL_STATE_X, PROF_TAIL_STATE_Y };
+	int helper(void);
+	struct prof_bag { unsigned long n[PROF_BAG__COUNT]; };
+	#define MAX_BAGS 4
+	EOF
+	run "$TOP/tests/tools/api-names" "$TOP"/lib/prof/*.h "$BATS_TEST_TMPDIR/planted.h"
+	assert_failure 1
+	assert_line --partial 'enum prof_color: its values share "PROF_", which names nothing of the enum'
+	assert_line 'enum prof_tail_mode: its prefix PROF_TAIL_STATE_ begins values of enum prof_tail_state too'
+	assert_line --partial 'function helper is not prof_'
+	assert_line --partial 'an array sized by PROF_BAG__COUNT'
+	assert_line --partial 'macro MAX_BAGS is not PROF_'
 }
 
 @test "lib/'s folders use only what lib/README's table allows, in includes and in calls" {

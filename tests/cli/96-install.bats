@@ -32,7 +32,7 @@ install_to() {
 	assert_equal "$(readlink "$lib/libprof.so.0")" "$(basename "$(ls "$lib"/libprof.so.0.*)")"
 	# it exports the API and nothing else
 	nm -D --defined-only "$lib/libprof.so.0" | awk '{ sub(/@.*/, "", $NF); print $NF }' >exported
-	run grep -v -e '^LIBPROF_0$' -e '^prof_' exported
+	run grep -v -e '^LIBPROF_[0-9.]*$' -e '^prof_' exported
 	assert_output ""
 	grep -qx prof_recorder_attach exported
 	grep -qx prof_report_write exported
@@ -46,7 +46,7 @@ install_to() {
 	install_to "$D"
 	export PKG_CONFIG_SYSROOT_DIR="$D" PKG_CONFIG_PATH="$D/usr/local/lib/pkgconfig"
 	run -0 pkg-config --modversion libprof
-	assert_output "$(sed -n 's/^#define PROF_VERSION "\(.*\)"$/\1/p' "$TOP/lib/prof.h")"
+	assert_output "$(sed -n 's/^#define PROF_VERSION "\(.*\)"$/\1/p' "$TOP/lib/prof/base.h")"
 	run -0 pkg-config --cflags --libs libprof
 	assert_output --regexp "^-I$D/usr/local/include .*-L$D/usr/local/lib +-lprof *$"
 	mkdir app
@@ -63,4 +63,14 @@ install_to() {
 	run -0 env LD_LIBRARY_PATH="$D/usr/local/lib" app/hottest h.spool "$BUILD/targets/ladder" 0.3
 	assert_line --regexp '^hottest stack: [0-9]+ of [0-9]+ samples$'
 	assert_line --regexp 'ladder_d'
+}
+
+@test "libprof.map lists each function of the public headers once, and nothing else" {
+	grep -ohE '\bprof_[a-z_]+\(' "$TOP"/lib/prof/*.h | tr -d '(' | sort -u >declared
+	sed -nE 's/^\t\t(prof_[a-z_]+);$/\1/p' "$TOP/lib/libprof.map" | sort >mapped
+	run diff declared mapped
+	assert_success
+	assert_output ""
+	run bash -c "sed -nE 's/^\t\t(prof_[a-z_]+);$/\1/p' '$TOP/lib/libprof.map' | sort | uniq -d"
+	assert_output ""
 }

@@ -45,10 +45,10 @@ static void write_reports(const struct prof_spool *sp, const struct prof_profile
 
 	if (!out)
 		return;
-	if (prof_symbolizer_new(sp, &sym) == 0) {
+	if (prof_symbolizer_new(sp, NULL, &sym) == 0) {
 		for (inverted = 0; inverted < 2; inverted++) {
 			o.inverted = inverted;
-			for (o.format = 0; o.format < PROF_REPORT__COUNT; o.format++)
+			for (o.format = 0; o.format < (PROF_REPORT_SVG + 1); o.format++)
 				prof_report_write(out, sp, p, sym, &o);
 		}
 		prof_symbolizer_free(sym);
@@ -58,10 +58,10 @@ static void write_reports(const struct prof_spool *sp, const struct prof_profile
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct prof_profile *p[PROF_GROUP__COUNT] = { NULL };
-	struct prof_spool_status st;
+	struct prof_profile *p[(PROF_GROUP_PROCESS + 1)] = { NULL };
+	PROF_OPTS(prof_spool_status, st);
 	struct prof_spool *sp = NULL;
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
 	int g, ok = 1;
 
@@ -71,12 +71,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		return 0;
 	}
-	for (g = 0; g < PROF_GROUP__COUNT && ok; g++)
+	for (g = 0; g < (PROF_GROUP_PROCESS + 1) && ok; g++)
 		ok = prof_profile_new(&p[g]) == 0 &&
 		     prof_profile_group_by(p[g], (enum prof_group_by)g) == 0;
 	if (ok && prof_spool_open_fd(fd, "fuzz", &sp) == 0) {
 		/* an off-CPU spool is weighed by wall time: its samples and intervals */
-		for (g = 0; g < PROF_GROUP__COUNT; g++)
+		for (g = 0; g < (PROF_GROUP_PROCESS + 1); g++)
 			if (prof_spool_meta(sp)->flags & PROF_META_OFFCPU)
 				prof_profile_weigh(p[g], PROF_WEIGHT_WALL);
 		while (prof_spool_next(sp, &ev) > 0) {
@@ -85,23 +85,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				walk_stack(sp, ev.offcpu->user_stack);
 				if (!prof_spool_thread(sp, ev.offcpu->thread))
 					abort();
-				for (g = 0; g < PROF_GROUP__COUNT; g++)
-					prof_profile_add_spool_offcpu(p[g], sp, ev.offcpu,
+				for (g = 0; g < (PROF_GROUP_PROCESS + 1); g++)
+					prof_profile_add_offcpu(p[g], sp, ev.offcpu,
 								      ev.offcpu->stack);
 			}
 			if (ev.type == PROF_RECORD_SAMPLE) {
 				walk_stack(sp, ev.sample->stack);
 				if (!prof_spool_thread(sp, ev.sample->thread))
 					abort();
-				for (g = 0; g < PROF_GROUP__COUNT; g++)
-					prof_profile_add_spool_sample(p[g], sp, ev.sample);
+				for (g = 0; g < (PROF_GROUP_PROCESS + 1); g++)
+					prof_profile_add_sample(p[g], sp, ev.sample);
 			}
 		}
 		prof_spool_status(sp, &st);
-		for (g = 0; g < PROF_GROUP__COUNT; g++)
+		for (g = 0; g < (PROF_GROUP_PROCESS + 1); g++)
 			write_reports(sp, p[g]);
 	}
-	for (g = 0; g < PROF_GROUP__COUNT; g++)
+	for (g = 0; g < (PROF_GROUP_PROCESS + 1); g++)
 		prof_profile_free(p[g]);
 	prof_spool_close(sp);
 	close(fd);

@@ -55,7 +55,7 @@ static double now_s(void)
 /* Define the module, its functions' names and STACKS stacks; their leaf ids go to LEAVES. */
 static void define(struct prof_spool_writer *w, uint32_t process, size_t nstacks, uint32_t *leaves)
 {
-	struct prof_module m = { .process = process, .start = 0x400000,
+	struct prof_module m = { .sz = sizeof(m), .process = process, .start = 0x400000,
 				 .end = 0x400000 + NFUNCS * FUNC_SIZE, .flags = PROF_MODULE_EXEC,
 				 .path = "/nonexistent/livegen-app" };
 	uint32_t frames[MAX_DEPTH];
@@ -68,9 +68,9 @@ static void define(struct prof_spool_writer *w, uint32_t process, size_t nstacks
 		die("module");
 	for (i = 0; i < NFUNCS; i++) {
 		snprintf(name, sizeof(name), "fn_%03zu", i);
-		if (prof_spool_writer_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_MODULE,
+		if (prof_spool_writer_add_symbol(w, &PROF_INIT(prof_symbol, .scope = PROF_SYMBOL_MODULE,
 				.scope_id = (uint32_t)mod, .start = i * FUNC_SIZE,
-				.size = FUNC_SIZE, .name = name }) < 0)
+				.size = FUNC_SIZE, .name = name)) < 0)
 			die("symbol");
 	}
 	for (i = 0; i < nstacks; i++) {
@@ -79,9 +79,9 @@ static void define(struct prof_spool_writer *w, uint32_t process, size_t nstacks
 			/* outer frames come from few functions, as main and its callees do */
 			uint64_t fn = k + 1 == depth ? rng() % NFUNCS : rng() % (8 + 8 * (depth - k));
 
-			id = prof_spool_writer_intern_frame(w, &(struct prof_frame){
+			id = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame,
 				.kind = PROF_FRAME_USER, .ref = (uint32_t)mod,
-				.addr = fn * FUNC_SIZE + 0x10 + rng() % 0x40 });
+				.addr = fn * FUNC_SIZE + 0x10 + rng() % 0x40));
 			if (id < 0)
 				die("frame");
 			frames[depth - 1 - k] = (uint32_t)id;	/* leaf first */
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 	uint32_t *leaves, threads[64];
 	struct prof_spool_writer *w;
 	struct timespec ts;
-	struct prof_meta meta = { .event = "cpu-clock", .freq_hz = 10000, .stack_bytes = 32768,
+	struct prof_meta meta = { .sz = sizeof(meta), .event = "cpu-clock", .freq_hz = 10000, .stack_bytes = 32768,
 				  .hostname = "livegen", .kernel_release = "6.1.0", .arch = "x86_64",
 				  .page_size = 4096, .prof_version = PROF_VERSION };
 	int64_t p;
@@ -135,9 +135,9 @@ int main(int argc, char **argv)
 	meta.freq_hz = rate;
 	if (prof_spool_writer_open(out, &meta, NULL, &w) < 0)
 		die("open");
-	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 4242, .ppid = 1,
+	p = prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 4242, .ppid = 1,
 					  .time_ns = meta.mono_start_ns, .comm = "livegen-app",
-					  .exe = "/nonexistent/livegen-app" });
+					  .exe = "/nonexistent/livegen-app"));
 	if (p < 0)
 		die("process");
 	for (k = 0; k < nthreads; k++) {
@@ -145,9 +145,9 @@ int main(int argc, char **argv)
 		int64_t t;
 
 		snprintf(name, sizeof(name), "worker-%zu", k);
-		t = prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = (uint32_t)p,
+		t = prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = (uint32_t)p,
 						 .tid = 4242 + (int32_t)k, .time_ns = meta.mono_start_ns,
-						 .name = k ? name : "livegen-app" });
+						 .name = k ? name : "livegen-app"));
 		if (t < 0)
 			die("thread");
 		threads[k] = (uint32_t)t;
@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 		for (; i < (sec + 1) * rate; i++) {
 			/* a skewed choice: low stack indices are hot */
 			uint64_t r = rng(), pick = (r % nstacks) * ((r >> 32) % nstacks) / nstacks;
-			struct prof_sample s = { .time_ns = meta.mono_start_ns + i * period,
+			struct prof_sample s = { .sz = sizeof(s), .time_ns = meta.mono_start_ns + i * period,
 						 .thread = threads[i % nthreads],
 						 .stack = leaves[pick], .period = period,
 						 .cpu = (uint32_t)(i % nthreads) };
@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	struct prof_counters cnt = { .samples = i, .sample_events = i, .processes = 1,
+	struct prof_counters cnt = { .sz = sizeof(cnt), .samples = i, .sample_events = i, .processes = 1,
 				     .threads = nthreads,
 				     .mono_end_ns = meta.mono_start_ns + secs * 1000000000u };
 	if (prof_spool_writer_finish(w, &cnt) < 0 || prof_spool_writer_close(w) < 0)

@@ -48,7 +48,7 @@ static ssize_t null_write(void *ctx, const void *buf, size_t len)
 /* A recorder writing to a caller's sink has no file: its tail is -ENOTSUP. */
 static void check_notsup(void)
 {
-	struct prof_sink sink = { .write = null_write };
+	struct prof_sink sink = { .sz = sizeof(sink), .write = null_write };
 	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
 	char *argv[] = { "true", NULL };
 	struct prof_launched *l;
@@ -75,7 +75,7 @@ struct leaves {
 static void count_leaf(struct leaves *l, const struct prof_spool *sp, uint32_t stack)
 {
 	const struct prof_stack_node *sn = stack ? prof_spool_stack(sp, stack) : NULL;
-	struct prof_resolved_frame rf;
+	PROF_OPTS(prof_resolved_frame, rf);
 	size_t i;
 
 	if (!sn || prof_symbolizer_frame(l->sym, sn->frame, &rf) < 0)
@@ -104,7 +104,7 @@ static struct leaves *named[2];
 /* Read what the tail has now; returns the samples read. */
 static uint64_t drain(struct prof_tail *t, bool discard, enum prof_tail_state *state)
 {
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	uint64_t n = 0;
 	size_t i, k;
 	int r;
@@ -117,7 +117,7 @@ static uint64_t drain(struct prof_tail *t, bool discard, enum prof_tail_state *s
 		*state = b.state;
 		for (k = 0; named[0] && k < 2; k++)
 			for (i = 0; i < b.nsamples; i++)
-				count_leaf(named[k], prof_tail_spool(t), b.samples[i].s.stack);
+				count_leaf(named[k], prof_tail_spool(t), b.samples[i]->stack);
 	} while (b.more);
 	if (discard && prof_tail_discard_consumed(t) < 0)
 		die("discard");
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 {
 	struct prof_recorder_opts opts = { .sz = sizeof(opts) };
 	enum prof_tail_state state = PROF_TAIL_STATE_WAITING;
-	struct prof_recording_summary sum;
+	PROF_OPTS(prof_recording_summary, sum);
 	uint64_t live = 0, all = 0;
 	struct prof_launched *child;
 	struct prof_recorder *rec;
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 	bool discard = false, reaped = false;
 	const char *unlink_path = NULL;
 	struct leaves tail_leaves = { 0 }, plain_leaves = { 0 };
-	struct prof_poll_summary ps;
+	PROF_OPTS(prof_poll_summary, ps);
 	size_t active;
 	struct stat st;
 	int i = 1, status;
@@ -176,7 +176,7 @@ int main(int argc, char **argv)
 			unlink_path = NULL;
 			live += drain(t, discard, &state);
 			if (prof_tail_symbolizer(t, NULL, &tail_leaves.sym) < 0 ||
-			    prof_symbolizer_new(prof_tail_spool(t), &plain_leaves.sym) < 0)
+			    prof_symbolizer_new(prof_tail_spool(t), NULL, &plain_leaves.sym) < 0)
 				die("symbolizer");
 			named[0] = &tail_leaves;
 			named[1] = &plain_leaves;

@@ -180,9 +180,10 @@ static void add_offcpu(struct prof_spool_writer *w, uint64_t j, uint32_t thread,
 		       uint64_t stack, uint64_t user_stack, struct prof_counters *cnt)
 {
 	uint8_t state = j % 4 == 3 ? PROF_OFFCPU_STATE_RUNNABLE : PROF_OFFCPU_STATE_BLOCKED;
-	struct prof_frame sf = { .kind = PROF_FRAME_STATE, .addr = state };
+	struct prof_frame sf = { .sz = sizeof(sf), .kind = PROF_FRAME_STATE, .addr = state };
 	uint32_t frame = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &sf));
 	struct prof_offcpu o = {
+		.sz = sizeof(o),
 		.time_ns = time, .duration_ns = (1 + j % 7) * 1000000, .thread = thread,
 		.stack = (uint32_t)CHECK(prof_spool_writer_intern_stack(w, (uint32_t)stack, frame)),
 		.user_stack = (uint32_t)CHECK(prof_spool_writer_intern_stack(w, (uint32_t)user_stack,
@@ -250,6 +251,7 @@ int main(int argc, char **argv)
 
 	const uint64_t start = 1000000000000ull, period = 1001001;
 	struct prof_meta meta = {
+		.sz = sizeof(meta),
 		.argc = 3, .argv = argv_meta,
 		.wall_start_ns = 1764540000ull * 1000000000ull,
 		.mono_start_ns = start,
@@ -259,27 +261,27 @@ int main(int argc, char **argv)
 		.flags = PROF_META_INHERIT | (noffcpu ? PROF_META_OFFCPU : 0),
 	};
 	struct prof_spool_writer *w;
-	struct prof_counters cnt = { 0 };
+	struct prof_counters cnt = { .sz = sizeof(cnt) };
 
 	CHECK(prof_spool_writer_open(argv[optind], &meta, &opts, &w));
 
-	struct prof_process proc = { .pid = 4242, .ppid = 1, .start_time_ns = start - 5000,
+	struct prof_process proc = { .sz = sizeof(proc), .pid = 4242, .ppid = 1, .start_time_ns = start - 5000,
 				     .time_ns = start, .comm = "ladder", .exe = "/usr/bin/ladder" };
 	uint32_t pid = (uint32_t)CHECK(prof_spool_writer_add_process(w, &proc));
 	static const char *const tnames[] = { "ladder", "worker-1", "worker-2" };
 	uint32_t tids[3];
 
 	for (i = 0; i < 3; i++) {
-		struct prof_thread t = { .process = pid, .tid = 4242 + (int32_t)i,
+		struct prof_thread t = { .sz = sizeof(t), .process = pid, .tid = 4242 + (int32_t)i,
 					 .time_ns = start + i, .name = tnames[i] };
 
 		tids[i] = (uint32_t)CHECK(prof_spool_writer_add_thread(w, &t));
 	}
-	struct prof_module exe = { .process = pid, .time_ns = start, .start = 0x400000,
+	struct prof_module exe = { .sz = sizeof(exe), .process = pid, .time_ns = start, .start = 0x400000,
 				   .end = 0x401000 + 0x10000, .pgoff = 0x1000,
 				   .flags = PROF_MODULE_EXEC, .dev_major = 8, .dev_minor = 1,
 				   .inode = 1234, .build_id_len = 20, .path = "/usr/bin/ladder" };
-	struct prof_module libc = { .process = pid, .time_ns = start, .start = 0x7f0000000000,
+	struct prof_module libc = { .sz = sizeof(libc), .process = pid, .time_ns = start, .start = 0x7f0000000000,
 				    .end = 0x7f0000180000, .pgoff = 0x26000, .dev_major = 8,
 				    .dev_minor = 1, .inode = 5678, .build_id_len = 20,
 				    .path = "/usr/lib/x86_64-linux-gnu/libc.so.6" };
@@ -298,13 +300,13 @@ int main(int argc, char **argv)
 	}
 	uint32_t mexe = (uint32_t)CHECK(prof_spool_writer_add_module(w, &exe));
 	uint32_t mlibc = (uint32_t)CHECK(prof_spool_writer_add_module(w, &libc));
-	struct prof_symbol sym = { .scope = PROF_SYMBOL_MODULE, .scope_id = mexe,
+	struct prof_symbol sym = { .sz = sizeof(sym), .scope = PROF_SYMBOL_MODULE, .scope_id = mexe,
 				   .start = 0x1100, .size = 0x40, .name = "ladder_d" };
 
 	if (!elf_path)
 		CHECK(prof_spool_writer_add_symbol(w, &sym));
 	if (kernel) {
-		struct prof_symbol ks = { .scope = PROF_SYMBOL_KERNEL, .start = 0xffffffff81000000ull,
+		struct prof_symbol ks = { .sz = sizeof(ks), .scope = PROF_SYMBOL_KERNEL, .start = 0xffffffff81000000ull,
 					  .size = 0x1000, .name = "do_syscall_64" };
 
 		CHECK(prof_spool_writer_add_symbol(w, &ks));
@@ -322,20 +324,20 @@ int main(int argc, char **argv)
 	for (i = 0; elf_path && i < nstacks; i++) {
 		/* leaf first: ladder[depth - 1] down to ladder[0] */
 		size_t n = 0, depth = 2 + i % 5, k;
-		struct prof_frame f = { .kind = PROF_FRAME_USER, .ref = mexe };
+		struct prof_frame f = { .sz = sizeof(f), .kind = PROF_FRAME_USER, .ref = mexe };
 
 		for (k = depth; k-- > 0;) {
 			/* the leaf's pc moves with i; callers sit at their call site */
 			f.addr = k == depth - 1 ? ladder[k].off + 1 + (i / 5) % (ladder[k].size - 1)
 						: ladder[k].call;
 			if (k == 0 && i % 10 == 9)
-				f = (struct prof_frame){ .kind = PROF_FRAME_TRUNCATED,
-							 .addr = PROF_UNWIND_STACK_COPY };
+				f = PROF_INIT(prof_frame, .kind = PROF_FRAME_TRUNCATED,
+							 .addr = PROF_UNWIND_STACK_COPY);
 			frames[n++] = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &f));
 		}
 		user_leaf[i] = (uint64_t)CHECK(prof_spool_writer_intern_frames(w, frames, n));
 		if (kernel && i % 3 == 0) {	/* leaf first: the kernel frame goes in front */
-			struct prof_frame kf = { .kind = PROF_FRAME_KERNEL,
+			struct prof_frame kf = { .sz = sizeof(kf), .kind = PROF_FRAME_KERNEL,
 						 .addr = 0xffffffff81000100ull };
 
 			memmove(frames + 1, frames, n * sizeof(*frames));
@@ -346,7 +348,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; !elf_path && i < nstacks; i++) {
 		size_t n = 0, depth = 1 + i % 8, k;
-		struct prof_frame f = { .kind = PROF_FRAME_USER, .ref = mexe };
+		struct prof_frame f = { .sz = sizeof(f), .kind = PROF_FRAME_USER, .ref = mexe };
 
 		for (k = 0; k < depth; k++) {
 			f.addr = 0x2000 + (i * 131 + k * 17) % 0x8000;
@@ -365,7 +367,7 @@ int main(int argc, char **argv)
 		frames[n++] = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &f));
 		if (i % 10 == 9) {	/* an occasional truncated unwind */
 			memmove(frames + 1, frames, n * sizeof(*frames));
-			struct prof_frame t = { .kind = PROF_FRAME_TRUNCATED,
+			struct prof_frame t = { .sz = sizeof(t), .kind = PROF_FRAME_TRUNCATED,
 						.addr = PROF_UNWIND_STACK_COPY };
 			frames[n] = (uint32_t)CHECK(prof_spool_writer_intern_frame(w, &t));
 			memmove(frames, frames + 1, n * sizeof(*frames));
@@ -378,7 +380,7 @@ int main(int argc, char **argv)
 		/* a skewed choice: low stacks are hot, as in real profiles */
 		uint64_t r = rng();
 		uint64_t k = (r % nstacks) * ((r >> 32) % nstacks) / nstacks;
-		struct prof_sample s = { .thread = tids[i % 3], .stack = (uint32_t)leaf[k],
+		struct prof_sample s = { .sz = sizeof(s), .thread = tids[i % 3], .stack = (uint32_t)leaf[k],
 					 .period = period, .cpu = (uint32_t)(i & 1) };
 		bool empty = elf_path && (r >> 16) % 40 == 0;
 
@@ -409,7 +411,7 @@ int main(int argc, char **argv)
 	free(user_leaf);
 	free(elf_path);
 	if (demo) {
-		struct prof_lost l = { .time_ns = t, .kind = PROF_LOST_SAMPLES, .count = 0 };
+		struct prof_lost l = { .sz = sizeof(l), .time_ns = t, .kind = PROF_LOST_SAMPLES, .count = 0 };
 
 		CHECK(prof_spool_writer_add_lost(w, &l));
 	}

@@ -394,8 +394,8 @@ struct fx {
 
 static void fx_begin(struct fx *fx, const char *path)
 {
-	struct prof_sink sink;
-	struct prof_meta meta;
+	PROF_OPTS(prof_sink, sink);
+	PROF_OPTS(prof_meta, meta);
 
 	memset(fx, 0, sizeof(*fx));
 	sink = membuf_sink(&fx->mb);
@@ -403,28 +403,28 @@ static void fx_begin(struct fx *fx, const char *path)
 	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &fx->w) < 0)
 		abort();
 	fx->proc = (uint32_t)prof_spool_writer_add_process(
-		fx->w, &(struct prof_process){ .pid = 7, .comm = "t", .exe = "/t" });
+		fx->w, &PROF_INIT(prof_process, .pid = 7, .comm = "t", .exe = "/t"));
 	fx->mod = (uint32_t)prof_spool_writer_add_module(
-		fx->w, &(struct prof_module){ .process = fx->proc, .start = 0x400000,
-					      .end = 0x500000, .path = path });
+		fx->w, &PROF_INIT(prof_module, .process = fx->proc, .start = 0x400000,
+					      .end = 0x500000, .path = path));
 }
 
 static uint32_t fx_frame(struct fx *fx, uint64_t off)
 {
-	struct prof_frame f = { .kind = PROF_FRAME_USER, .ref = fx->mod, .addr = off };
+	struct prof_frame f = { .sz = sizeof(f), .kind = PROF_FRAME_USER, .ref = fx->mod, .addr = off };
 
 	return (uint32_t)prof_spool_writer_intern_frame(fx->w, &f);
 }
 
 static int fx_open(struct fx *fx, const struct prof_symbolizer_opts *opts)
 {
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 
 	if (prof_spool_writer_close(fx->w) < 0 || open_bytes(fx->mb.p, fx->mb.len, &fx->sp) < 0)
 		abort();
 	while (prof_spool_next(fx->sp, &ev) > 0)
 		;
-	return prof_symbolizer_new_opts(fx->sp, opts, &fx->sym);
+	return prof_symbolizer_new(fx->sp, opts, &fx->sym);
 }
 
 static void fx_end(struct fx *fx)
@@ -444,7 +444,7 @@ static void check_churn(const char *name, const struct prof_symbolizer_opts *opt
 	uint32_t churn_line = line_of(inl_source, "@churn"), mix_line = line_of(inl_source, "@mix");
 	uint32_t step_line = line_of(inl_source, "@step"), frames[512];
 	static const char *const names[] = { "churn", "mix", "step" };
-	const struct prof_resolved_frame *v;
+	const struct prof_resolved_frame *const *v;
 	struct elf_fn fn;
 	size_t n, i, k, full = 0;
 	struct fx fx;
@@ -460,21 +460,21 @@ static void check_churn(const char *name, const struct prof_symbolizer_opts *opt
 		CHECK_INT(prof_symbolizer_frame_inlines(fx.sym, frames[i], &v, &n), ==, 0);
 		CHECK(n >= 1 && n <= 3);
 		for (k = 0; k < n; k++) {
-			CHECK_STR(v[k].function, names[k]);
-			CHECK_STR(v[k].module, "inl");
-			CHECK_INT(v[k].inlined, ==, k > 0);
-			CHECK(v[k].found);
+			CHECK_STR(v[k]->function, names[k]);
+			CHECK_STR(v[k]->module, "inl");
+			CHECK_INT(v[k]->inlined, ==, k > 0);
+			CHECK(v[k]->found);
 		}
-		CHECK_INT(v[0].offset, ==, i);
+		CHECK_INT(v[0]->offset, ==, i);
 		if (n < 3)
 			continue;
 		full++;
-		CHECK_INT(v[0].line, ==, churn_line);
-		CHECK_INT(v[1].line, ==, mix_line);
-		CHECK_INT(v[2].line, ==, step_line);
+		CHECK_INT(v[0]->line, ==, churn_line);
+		CHECK_INT(v[1]->line, ==, mix_line);
+		CHECK_INT(v[2]->line, ==, step_line);
 		for (k = 0; k < 3; k++) {
-			CHECK_STR(v[k].file, "inl.c");
-			CHECK(strstr(v[k].file_path, "inl.c"));
+			CHECK_STR(v[k]->file, "inl.c");
+			CHECK(strstr(v[k]->file_path, "inl.c"));
 		}
 	}
 	CHECK(full > 0);
@@ -500,7 +500,7 @@ TEST(symbolize_expands_inline_chains_from_a_debug_file_found_by_debuglink)
 
 TEST(symbolize_shows_no_inline_frames_without_debug_info)
 {
-	const struct prof_resolved_frame *v;
+	const struct prof_resolved_frame *const *v;
 	struct elf_fn fn;
 	uint32_t f;
 	size_t n;
@@ -513,9 +513,9 @@ TEST(symbolize_shows_no_inline_frames_without_debug_info)
 	CHECK_INT(fx_open(&fx, NULL), ==, 0);
 	CHECK_INT(prof_symbolizer_frame_inlines(fx.sym, f, &v, &n), ==, 0);
 	CHECK_INT(n, ==, 1);
-	CHECK_STR(v[0].function, "churn");
-	CHECK_INT(v[0].line, ==, 0);
-	CHECK(!v[0].file && !v[0].file_path && !v[0].inlined);
+	CHECK_STR(v[0]->function, "churn");
+	CHECK_INT(v[0]->line, ==, 0);
+	CHECK(!v[0]->file && !v[0]->file_path && !v[0]->inlined);
 	fx_end(&fx);
 }
 
@@ -531,7 +531,7 @@ static void count_warnings(enum prof_log_level level, const char *msg, void *ctx
 TEST(symbolize_names_a_stripped_file_from_its_debug_files_symtab)
 {
 	struct prof_symbolizer_opts o = { .sz = sizeof(o), .debug_dirs = fx_path("dbg") };
-	struct prof_resolved_frame r;
+	PROF_OPTS(prof_resolved_frame, r);
 	struct elf_fn fn;
 	uint32_t f;
 	struct fx fx;
@@ -636,7 +636,7 @@ TEST(symbolize_demangles_cxx_names_unless_asked_not_to)
 		{ "_ZNK5outer5inner3BoxIlE3getEv", "outer::inner::Box<long>::get() const" },
 	};
 	struct prof_symbolizer_opts o = { .sz = sizeof(o), .no_demangle = true };
-	struct prof_resolved_frame r;
+	PROF_OPTS(prof_resolved_frame, r);
 	uint32_t f[2];
 	struct elf_fn fn;
 	size_t i, pass;

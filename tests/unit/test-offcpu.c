@@ -28,8 +28,8 @@ struct fx {
 /* A spool with a thread and a stack of two user frames, KSTACK one kernel frame on it. */
 static int setup(struct fx *f)
 {
-	struct prof_sink sink;
-	struct prof_meta m;
+	PROF_OPTS(prof_sink, sink);
+	PROF_OPTS(prof_meta, m);
 	int64_t p, t, fr1, fr2, kf, s1;
 
 	memset(f, 0, sizeof(*f));
@@ -38,16 +38,16 @@ static int setup(struct fx *f)
 	m.flags |= PROF_META_OFFCPU;
 	if (prof_spool_writer_open_sink(&sink, &m, NULL, &f->w) < 0)
 		return -1;
-	p = prof_spool_writer_add_process(f->w, &(struct prof_process){ .pid = 10, .comm = "p",
-								  .exe = "" });
-	t = prof_spool_writer_add_thread(f->w, &(struct prof_thread){ .process = (uint32_t)p, .tid = 11,
-								 .name = "t" });
-	fr1 = prof_spool_writer_intern_frame(f->w, &(struct prof_frame){ .kind = PROF_FRAME_ANON,
-								 .ref = (uint32_t)p, .addr = 0x1000 });
-	fr2 = prof_spool_writer_intern_frame(f->w, &(struct prof_frame){ .kind = PROF_FRAME_ANON,
-								 .ref = (uint32_t)p, .addr = 0x2000 });
-	kf = prof_spool_writer_intern_frame(f->w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL,
-								.addr = 0xffffffff81000000ull });
+	p = prof_spool_writer_add_process(f->w, &PROF_INIT(prof_process, .pid = 10, .comm = "p",
+								  .exe = ""));
+	t = prof_spool_writer_add_thread(f->w, &PROF_INIT(prof_thread, .process = (uint32_t)p, .tid = 11,
+								 .name = "t"));
+	fr1 = prof_spool_writer_intern_frame(f->w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_ANON,
+								 .ref = (uint32_t)p, .addr = 0x1000));
+	fr2 = prof_spool_writer_intern_frame(f->w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_ANON,
+								 .ref = (uint32_t)p, .addr = 0x2000));
+	kf = prof_spool_writer_intern_frame(f->w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_KERNEL,
+								.addr = 0xffffffff81000000ull));
 	s1 = prof_spool_writer_intern_stack(f->w, 0, (uint32_t)fr1);
 	f->stack = (uint32_t)prof_spool_writer_intern_stack(f->w, (uint32_t)s1, (uint32_t)fr2);
 	f->kstack = (uint32_t)prof_spool_writer_intern_stack(f->w, f->stack, (uint32_t)kf);
@@ -60,11 +60,11 @@ static int setup(struct fx *f)
 static int read_back(struct fx *f)
 {
 	struct prof_spool *sp;
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 	int r;
 
 	offcpu_release(&f->oc);
-	r = prof_spool_writer_finish(f->w, &(struct prof_counters){ 0 });
+	r = prof_spool_writer_finish(f->w, &PROF_INIT(prof_counters));
 	prof_spool_writer_close(f->w);
 	if (r < 0 || open_bytes(f->mb.p, f->mb.len, &sp) < 0)
 		return -1;
@@ -158,19 +158,19 @@ TEST(offcpu_records_need_an_offcpu_spool)
 	struct membuf mb = { 0 };
 	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
-	struct prof_meta m;
+	PROF_OPTS(prof_meta, m);
 	int64_t p, t;
 
 	test_meta(&m);	/* no PROF_META_OFFCPU: a version 1 spool */
 	CHECK_INT(prof_spool_writer_open_sink(&sink, &m, NULL, &w), ==, 0);
 	CHECK_INT(mb.p[8], ==, 1);
-	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1, .comm = "", .exe = "" });
-	t = prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = (uint32_t)p, .tid = 1,
-							   .name = "" });
-	CHECK_INT(prof_spool_writer_add_offcpu(w, &(struct prof_offcpu){ .thread = (uint32_t)t,
-			.state = PROF_OFFCPU_STATE_BLOCKED, .end = PROF_OFFCPU_END_SWITCH_IN }), ==, -EINVAL);
-	CHECK(prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_STATE,
-							       .addr = 1 }) < 0);
+	p = prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 1, .comm = "", .exe = ""));
+	t = prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = (uint32_t)p, .tid = 1,
+							   .name = ""));
+	CHECK_INT(prof_spool_writer_add_offcpu(w, &PROF_INIT(prof_offcpu, .thread = (uint32_t)t,
+			.state = PROF_OFFCPU_STATE_BLOCKED, .end = PROF_OFFCPU_END_SWITCH_IN)), ==, -EINVAL);
+	CHECK(prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_STATE,
+							       .addr = 1)) < 0);
 	prof_spool_writer_close(w);
 	free(mb.p);
 }

@@ -39,9 +39,9 @@ struct gfx {
  */
 static void gfx_open(struct gfx *fx, enum prof_group_by by)
 {
-	struct prof_sink sink;
+	PROF_OPTS(prof_sink, sink);
 	struct prof_spool_writer *w;
-	struct prof_meta meta;
+	PROF_OPTS(prof_meta, meta);
 	uint32_t m, main_f, rec, leaf, other, p1, p2, t1, t2, t3, i;
 	int64_t rec_leaf, other_st, main_st;
 	uint64_t now = 5000000000ull;
@@ -51,24 +51,24 @@ static void gfx_open(struct gfx *fx, enum prof_group_by by)
 	test_meta(&meta);
 	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &w) < 0)
 		abort();
-	p1 = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 10,
-									  .comm = "srv" });
-	p2 = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 20 });
-	t1 = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p1, .tid = 10,
-									.name = "srv" });
-	t2 = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p1, .tid = 11,
-									.name = "io;pool" });
-	t3 = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p2, .tid = 20 });
-	m = (uint32_t)prof_spool_writer_add_module(w, &(struct prof_module){ .process = p1, .start = 0x1000,
-								       .end = 0x2000, .path = "app" });
+	p1 = (uint32_t)prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 10,
+									  .comm = "srv"));
+	p2 = (uint32_t)prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 20));
+	t1 = (uint32_t)prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = p1, .tid = 10,
+									.name = "srv"));
+	t2 = (uint32_t)prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = p1, .tid = 11,
+									.name = "io;pool"));
+	t3 = (uint32_t)prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = p2, .tid = 20));
+	m = (uint32_t)prof_spool_writer_add_module(w, &PROF_INIT(prof_module, .process = p1, .start = 0x1000,
+								       .end = 0x2000, .path = "app"));
 	static const char *const names[] = { "main", "rec", "leaf", "other" };
 	for (i = 0; i < 4; i++)
-		prof_spool_writer_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_MODULE,
+		prof_spool_writer_add_symbol(w, &PROF_INIT(prof_symbol, .scope = PROF_SYMBOL_MODULE,
 								.scope_id = m,
 								.start = 0x100 * (i + 1),
-								.size = 0x100, .name = names[i] });
-#define FRAME(a) (uint32_t)prof_spool_writer_intern_frame(w, &(struct prof_frame){ \
-		.kind = PROF_FRAME_USER, .ref = m, .addr = (a) })
+								.size = 0x100, .name = names[i]));
+#define FRAME(a) (uint32_t)prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, \
+		.kind = PROF_FRAME_USER, .ref = m, .addr = (a)))
 	main_f = FRAME(0x110);
 	rec = FRAME(0x220);
 	leaf = FRAME(0x300);
@@ -81,10 +81,10 @@ static void gfx_open(struct gfx *fx, enum prof_group_by by)
 		abort();
 #define SAMPLE(t, st, n)                                                                   \
 	for (i = 0; i < (n); i++)                                                          \
-		if (prof_spool_writer_add_sample(w, &(struct prof_sample){ .time_ns = now += 1000,    \
+		if (prof_spool_writer_add_sample(w, &PROF_INIT(prof_sample, .time_ns = now += 1000,    \
 								    .thread = (t),             \
 								    .stack = (uint32_t)(st),   \
-								    .period = 1 }) < 0)        \
+								    .period = 1)) < 0)        \
 			abort();
 	SAMPLE(t1, rec_leaf, 3);
 	SAMPLE(t2, other_st, 2);
@@ -100,7 +100,7 @@ static void gfx_open(struct gfx *fx, enum prof_group_by by)
 #undef SAMPLE
 	if (prof_spool_writer_close(w) < 0 || open_bytes(fx->mb.p, fx->mb.len, &fx->sp) < 0 ||
 	    prof_profile_new(&fx->prof) < 0 || prof_profile_group_by(fx->prof, by) < 0 ||
-	    prof_profile_read(fx->prof, fx->sp) < 0 || prof_symbolizer_new(fx->sp, &fx->sym) < 0)
+	    prof_profile_read(fx->prof, fx->sp, NULL, NULL) < 0 || prof_symbolizer_new(fx->sp, NULL, &fx->sym) < 0)
 		abort();
 }
 
@@ -265,8 +265,8 @@ TEST(group_profile_grows_with_distinct_cells_not_samples)
 	enum { SAMPLES = 200000 };
 	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_FOLDED };
 	struct prof_spool_writer *w;
-	struct prof_sink sink;
-	struct prof_meta meta;
+	PROF_OPTS(prof_sink, sink);
+	PROF_OPTS(prof_meta, meta);
 	struct gfx fx = { 0 };
 	uint32_t p, t[2], f;
 	int64_t st[3];
@@ -275,26 +275,26 @@ TEST(group_profile_grows_with_distinct_cells_not_samples)
 	sink = membuf_sink(&fx.mb);
 	test_meta(&meta);
 	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
-	p = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 7, .comm = "x" });
-	t[0] = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p, .tid = 7,
-									  .name = "a" });
-	t[1] = (uint32_t)prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = p, .tid = 8,
-									  .name = "b" });
+	p = (uint32_t)prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 7, .comm = "x"));
+	t[0] = (uint32_t)prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = p, .tid = 7,
+									  .name = "a"));
+	t[1] = (uint32_t)prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = p, .tid = 8,
+									  .name = "b"));
 	f = (uint32_t)prof_spool_writer_intern_frame(
-		w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL, .addr = 0x1000 });
+		w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_KERNEL, .addr = 0x1000));
 	st[0] = 0;
 	st[1] = prof_spool_writer_intern_frames(w, &f, 1);
 	st[2] = prof_spool_writer_intern_frames(w, (uint32_t[]){ f, f }, 2);
 	for (i = 0; i < SAMPLES; i++)
-		CHECK_INT(prof_spool_writer_add_sample(w, &(struct prof_sample){
+		CHECK_INT(prof_spool_writer_add_sample(w, &PROF_INIT(prof_sample,
 				  .time_ns = 5000000000ull + i, .thread = t[i % 2],
-				  .stack = (uint32_t)st[i % 3] }), ==, 0);
+				  .stack = (uint32_t)st[i % 3])), ==, 0);
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	CHECK_INT(open_bytes(fx.mb.p, fx.mb.len, &fx.sp), ==, 0);
 	CHECK_INT(prof_profile_new(&fx.prof), ==, 0);
 	CHECK_INT(prof_profile_group_by(fx.prof, PROF_GROUP_THREAD), ==, 0);
-	CHECK_INT(prof_profile_read(fx.prof, fx.sp), ==, 0);
-	CHECK_INT(prof_symbolizer_new(fx.sp, &fx.sym), ==, 0);
+	CHECK_INT(prof_profile_read(fx.prof, fx.sp, NULL, NULL), ==, 0);
+	CHECK_INT(prof_symbolizer_new(fx.sp, NULL, &fx.sym), ==, 0);
 	CHECK_INT(prof_profile_samples(fx.prof), ==, SAMPLES);
 	/* 2 groups, 2 x 3 cells (and the unused [0] of each) */
 	CHECK_INT(fx.prof->ngroups, ==, 3);
@@ -314,8 +314,8 @@ TEST(group_an_empty_grouped_profile_says_so)
 {
 	struct prof_report_opts o = { .sz = sizeof(o), .format = PROF_REPORT_TOP };
 	struct prof_spool_writer *w;
-	struct prof_sink sink;
-	struct prof_meta meta;
+	PROF_OPTS(prof_sink, sink);
+	PROF_OPTS(prof_meta, meta);
 	struct gfx fx = { 0 };
 
 	sink = membuf_sink(&fx.mb);
@@ -325,8 +325,8 @@ TEST(group_an_empty_grouped_profile_says_so)
 	CHECK_INT(open_bytes(fx.mb.p, fx.mb.len, &fx.sp), ==, 0);
 	CHECK_INT(prof_profile_new(&fx.prof), ==, 0);
 	CHECK_INT(prof_profile_group_by(fx.prof, PROF_GROUP_PROCESS), ==, 0);
-	CHECK_INT(prof_profile_read(fx.prof, fx.sp), ==, 0);
-	CHECK_INT(prof_symbolizer_new(fx.sp, &fx.sym), ==, 0);
+	CHECK_INT(prof_profile_read(fx.prof, fx.sp, NULL, NULL), ==, 0);
+	CHECK_INT(prof_symbolizer_new(fx.sp, NULL, &fx.sym), ==, 0);
 	CHECK_REPORT(&fx, &o, "\nno samples\n");
 	o.format = PROF_REPORT_TREE;
 	CHECK_REPORT(&fx, &o, "\nno samples\n");
@@ -337,27 +337,27 @@ TEST(group_an_empty_grouped_profile_says_so)
 
 TEST(group_by_is_checked_and_needs_the_spool)
 {
-	const struct prof_sample s = { .thread = 1, .stack = 0 };
-	const struct prof_sample bad = { .thread = 99, .stack = 0 };
+	const struct prof_sample s = { .sz = sizeof(s), .thread = 1, .stack = 0 };
+	const struct prof_sample bad = { .sz = sizeof(bad), .thread = 99, .stack = 0 };
 	struct prof_profile *p;
 	struct gfx fx;
 
 	CHECK_INT(prof_profile_new(&p), ==, 0);
-	CHECK_INT(prof_profile_group_by(p, PROF_GROUP__COUNT), ==, -EINVAL);
+	CHECK_INT(prof_profile_group_by(p, (PROF_GROUP_PROCESS + 1)), ==, -EINVAL);
 	CHECK_INT(prof_profile_group_by(p, PROF_GROUP_THREAD), ==, 0);
-	CHECK_INT(prof_profile_add_sample(p, &s), ==, -EINVAL);
+	CHECK_INT(prof_profile_add_sample(p, NULL, &s), ==, -EINVAL);
 	CHECK_STR(prof_errmsg(), "a grouped profile needs the spool of its samples");
-	CHECK_INT(prof_profile_add_spool_sample(p, NULL, &s), ==, -EINVAL);
+	CHECK_INT(prof_profile_add_sample(p, NULL, &s), ==, -EINVAL);
 	CHECK_INT(prof_profile_samples(p), ==, 0);
 	/* back to ungrouped: the spool is not needed */
 	CHECK_INT(prof_profile_group_by(p, PROF_GROUP_NONE), ==, 0);
-	CHECK_INT(prof_profile_add_spool_sample(p, NULL, &s), ==, 0);
+	CHECK_INT(prof_profile_add_sample(p, NULL, &s), ==, 0);
 	CHECK_INT(prof_profile_group_by(p, PROF_GROUP_THREAD), ==, -EBUSY);
 	CHECK_STR(prof_errmsg(), "cannot group a profile that has counted samples");
 	prof_profile_free(p);
 
 	gfx_open(&fx, PROF_GROUP_PROCESS);
-	CHECK_INT(prof_profile_add_spool_sample(fx.prof, fx.sp, &bad), ==, -EINVAL);
+	CHECK_INT(prof_profile_add_sample(fx.prof, fx.sp, &bad), ==, -EINVAL);
 	CHECK_STR(prof_errmsg(), "sample of thread 99, which the spool does not define");
 	CHECK_INT(prof_profile_samples(fx.prof), ==, 11);
 	gfx_close(&fx);

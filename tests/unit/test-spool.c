@@ -40,7 +40,7 @@ static ssize_t mem_write(void *ctx, const void *buf, size_t len)
 
 struct prof_sink membuf_sink(struct membuf *mb)
 {
-	return (struct prof_sink){ .write = mem_write, .ctx = mb };
+	return PROF_INIT(prof_sink, .write = mem_write, .ctx = mb);
 }
 
 int open_bytes(const uint8_t *p, size_t len, struct prof_spool **ret)
@@ -60,14 +60,13 @@ static const int32_t test_pids[] = { 17, 42 };
 
 void test_meta(struct prof_meta *m)
 {
-	*m = (struct prof_meta){
+	*m = PROF_INIT(prof_meta,
 		.argc = 3, .argv = test_argv, .npids = 2, .pids = test_pids,
 		.wall_start_ns = 1700000000123456789ull, .mono_start_ns = 5000000000ull,
 		.time_unit_ns = 1, .event = "cpu-clock", .freq_hz = 999, .period = 0,
 		.stack_bytes = 32768, .hostname = "host", .kernel_release = "6.1.0",
 		.arch = "x86_64", .page_size = 4096, .prof_version = PROF_VERSION,
-		.flags = PROF_META_KERNEL | PROF_META_INHERIT,
-	};
+		.flags = PROF_META_KERNEL | PROF_META_INHERIT,);
 }
 
 /*
@@ -79,53 +78,53 @@ size_t write_rich(struct membuf *mb, size_t block_bytes, bool trailer)
 	struct prof_spool_writer_opts opts = { .sz = sizeof(opts), .block_bytes = block_bytes };
 	struct prof_sink sink = membuf_sink(mb);
 	struct prof_spool_writer *w;
-	struct prof_meta meta;
+	PROF_OPTS(prof_meta, meta);
 	size_t events = 0, i;
 	int64_t p, t, m, f1, f2, fk, fa, ft, s;
 
 	test_meta(&meta);
 	if (prof_spool_writer_open_sink(&sink, &meta, &opts, &w) < 0)
 		abort();
-	struct prof_process proc = { .pid = 17, .ppid = 1, .start_time_ns = 4999,
+	struct prof_process proc = { .sz = sizeof(proc), .pid = 17, .ppid = 1, .start_time_ns = 4999,
 				     .time_ns = 5000000100ull, .comm = "app", .exe = "/bin/app" };
 	p = prof_spool_writer_add_process(w, &proc);
-	struct prof_thread th = { .process = (uint32_t)p, .tid = 18, .time_ns = 5000000200ull,
+	struct prof_thread th = { .sz = sizeof(th), .process = (uint32_t)p, .tid = 18, .time_ns = 5000000200ull,
 				  .name = "worker" };
 	t = prof_spool_writer_add_thread(w, &th);
-	struct prof_module mod = { .process = (uint32_t)p, .time_ns = 5000000300ull,
+	struct prof_module mod = { .sz = sizeof(mod), .process = (uint32_t)p, .time_ns = 5000000300ull,
 				   .start = 0x400000, .end = 0x410000, .pgoff = 0x1000,
 				   .flags = PROF_MODULE_EXEC | PROF_MODULE_DELETED,
 				   .dev_major = 8, .dev_minor = 3, .inode = 99,
 				   .build_id_len = 3, .build_id = { 0xde, 0xad, 0xbf },
 				   .path = "/bin/app" };
 	m = prof_spool_writer_add_module(w, &mod);
-	f1 = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
-								.ref = (uint32_t)m, .addr = 0x1234 });
-	f2 = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
-								.ref = (uint32_t)m, .addr = 0x1000 });
-	fk = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL,
-								.addr = 0xffffffff81234567ull });
-	fa = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_ANON,
+	f1 = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_USER,
+								.ref = (uint32_t)m, .addr = 0x1234));
+	f2 = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_USER,
+								.ref = (uint32_t)m, .addr = 0x1000));
+	fk = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_KERNEL,
+								.addr = 0xffffffff81234567ull));
+	fa = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_ANON,
 								.ref = (uint32_t)p,
-								.addr = 0x7f0000001000ull });
-	ft = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_TRUNCATED,
-								.addr = PROF_UNWIND_NO_CFI });
+								.addr = 0x7f0000001000ull));
+	ft = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_TRUNCATED,
+								.addr = PROF_UNWIND_NO_CFI));
 	uint32_t frames[] = { (uint32_t)fk, (uint32_t)f1, (uint32_t)f2 };
 	s = prof_spool_writer_intern_frames(w, frames, 3);
 	if (p != 1 || t != 1 || m != 1 || f1 != 1 || f2 != 2 || fk != 3 || fa != 4 || ft != 5 ||
 	    s != 3)
 		abort();
 	events += 1 + 1 + 1 + 5 + 3;
-	prof_spool_writer_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_PROCESS,
+	prof_spool_writer_add_symbol(w, &PROF_INIT(prof_symbol, .scope = PROF_SYMBOL_PROCESS,
 							 .scope_id = (uint32_t)p,
 							 .start = 0x7f0000001000ull, .size = 64,
-							 .name = "jit_fn" });
-	prof_spool_writer_add_symbol(w, &(struct prof_symbol){ .scope = PROF_SYMBOL_KERNEL,
+							 .name = "jit_fn"));
+	prof_spool_writer_add_symbol(w, &PROF_INIT(prof_symbol, .scope = PROF_SYMBOL_KERNEL,
 							 .start = 0xffffffff81234500ull,
-							 .size = 0x100, .name = "do_syscall_64" });
+							 .size = 0x100, .name = "do_syscall_64"));
 	events += 2;
 	for (i = 0; i < 40; i++) {
-		struct prof_sample smp = { .time_ns = 5000001000ull + i * 1001001 - (i == 7) * 5000,
+		struct prof_sample smp = { .sz = sizeof(smp), .time_ns = 5000001000ull + i * 1001001 - (i == 7) * 5000,
 					   .thread = (uint32_t)t, .stack = i % 5 ? (uint32_t)s : 0,
 					   .period = 1001001 + (i == 3) * 17, .cpu = (uint32_t)i % 2 };
 
@@ -134,15 +133,15 @@ size_t write_rich(struct membuf *mb, size_t block_bytes, bool trailer)
 	}
 	events += 40;
 	prof_spool_writer_rename_thread(w, (uint32_t)t, 5100000000ull, "renamed");
-	prof_spool_writer_add_lost(w, &(struct prof_lost){ .time_ns = 5100000001ull,
-						    .kind = PROF_LOST_MMAP, .count = 3 });
+	prof_spool_writer_add_lost(w, &PROF_INIT(prof_lost, .time_ns = 5100000001ull,
+						    .kind = PROF_LOST_MMAP, .count = 3));
 	prof_spool_writer_retire_module(w, (uint32_t)m, 5100000002ull);
 	prof_spool_writer_add_exec(w, (uint32_t)p, 5100000003ull, "newcomm", "/bin/new");
 	prof_spool_writer_add_thread_exit(w, (uint32_t)t, 5100000004ull);
 	prof_spool_writer_add_process_exit(w, (uint32_t)p, 5100000005ull);
 	events += 6;
 	if (trailer) {
-		struct prof_counters c = { .samples = 40, .sample_events = 41, .empty_stacks = 8,
+		struct prof_counters c = { .sz = sizeof(c), .samples = 40, .sample_events = 41, .empty_stacks = 8,
 					   .truncated_stacks = 2, .processes = 1, .threads = 1,
 					   .lifecycle_gaps = 1, .reconciliations = 1,
 					   .mono_end_ns = 5200000000ull, .wall_end_ns = 77 };
@@ -163,7 +162,7 @@ TEST(spool_round_trip_every_record)
 {
 	struct membuf mb = { 0 };
 	struct prof_spool *sp;
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 	const struct prof_meta *m;
 	size_t n = write_rich(&mb, 0, true), got = 0, i;
 
@@ -218,11 +217,11 @@ TEST(spool_round_trip_every_record)
 	CHECK(!ev.module->retired);
 
 	static const struct prof_frame want_frames[] = {
-		{ 1, PROF_FRAME_USER, 1, 0x1234 },
-		{ 2, PROF_FRAME_USER, 1, 0x1000 },
-		{ 3, PROF_FRAME_KERNEL, 0, 0xffffffff81234567ull },
-		{ 4, PROF_FRAME_ANON, 1, 0x7f0000001000ull },
-		{ 5, PROF_FRAME_TRUNCATED, 0, PROF_UNWIND_NO_CFI },
+		{ .id = 1, .kind = PROF_FRAME_USER, .ref = 1, .addr = 0x1234 },
+		{ .id = 2, .kind = PROF_FRAME_USER, .ref = 1, .addr = 0x1000 },
+		{ .id = 3, .kind = PROF_FRAME_KERNEL, .ref = 0, .addr = 0xffffffff81234567ull },
+		{ .id = 4, .kind = PROF_FRAME_ANON, .ref = 1, .addr = 0x7f0000001000ull },
+		{ .id = 5, .kind = PROF_FRAME_TRUNCATED, .ref = 0, .addr = PROF_UNWIND_NO_CFI },
 	};
 	for (i = 0; i < 5; i++) {
 		CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
@@ -306,8 +305,8 @@ TEST(spool_round_trip_every_record)
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 0);
 	CHECK(prof_spool_counters(sp) != NULL);
 
-	struct prof_spool_status st;
-	struct prof_spool_counts cnt;
+	PROF_OPTS(prof_spool_status, st);
+	PROF_OPTS(prof_spool_counts, cnt);
 
 	prof_spool_status(sp, &st);
 	CHECK_INT(st.state, ==, PROF_SPOOL_STATE_FINISHED);
@@ -338,7 +337,7 @@ static void read_log(const uint8_t *p, size_t len, struct event_log *log, int *o
 		     struct prof_spool_status *st)
 {
 	struct prof_spool *sp;
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 	int r;
 
 	log->n = 0;
@@ -346,7 +345,7 @@ static void read_log(const uint8_t *p, size_t len, struct event_log *log, int *o
 	if (*open_r < 0)
 		return;
 	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		struct prof_spool_status s;
+		PROF_OPTS(prof_spool_status, s);
 
 		prof_spool_status(sp, &s);
 		CHECK(log->n < 256);
@@ -364,7 +363,7 @@ TEST(spool_truncation_at_every_offset)
 {
 	struct membuf mb = { 0 };
 	struct event_log full, cut;
-	struct prof_spool_status st;
+	PROF_OPTS(prof_spool_status, st);
 	uint64_t first_block_end;
 	size_t len, i, want;
 	int r;
@@ -403,7 +402,7 @@ TEST(spool_random_corruption_keeps_valid_prefix)
 {
 	struct membuf mb = { 0 };
 	struct event_log full, bad;
-	struct prof_spool_status st;
+	PROF_OPTS(prof_spool_status, st);
 	uint64_t seed = 12345;
 	uint8_t *copy;
 	size_t i, trial;
@@ -447,9 +446,9 @@ TEST(spool_resumes_as_file_grows)
 	int fd = mkstemp(path);
 	struct prof_spool_writer *w;
 	struct prof_spool *sp;
-	struct prof_record ev;
-	struct prof_meta meta;
-	struct prof_spool_status st;
+	PROF_OPTS(prof_record, ev);
+	PROF_OPTS(prof_meta, meta);
+	PROF_OPTS(prof_spool_status, st);
 	int64_t p, t;
 	size_t i, seen = 0;
 
@@ -461,11 +460,11 @@ TEST(spool_resumes_as_file_grows)
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 0);
 	prof_spool_status(sp, &st);
 	CHECK_INT(st.state, ==, PROF_SPOOL_STATE_READING);
-	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1, .comm = "a" });
-	t = prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = (uint32_t)p, .tid = 1 });
+	p = prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 1, .comm = "a"));
+	t = prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = (uint32_t)p, .tid = 1));
 	for (i = 0; i < 5; i++) {
-		CHECK_INT(prof_spool_writer_add_sample(w, &(struct prof_sample){
-				  .time_ns = meta.mono_start_ns + i, .thread = (uint32_t)t }), ==, 0);
+		CHECK_INT(prof_spool_writer_add_sample(w, &PROF_INIT(prof_sample,
+				  .time_ns = meta.mono_start_ns + i, .thread = (uint32_t)t)), ==, 0);
 		/* buffered, not flushed: invisible */
 		CHECK_INT(prof_spool_next(sp, &ev), ==, 0);
 		CHECK_INT(prof_spool_writer_flush(w), ==, 0);
@@ -473,7 +472,7 @@ TEST(spool_resumes_as_file_grows)
 			seen += ev.type == PROF_RECORD_SAMPLE;
 		CHECK_INT(seen, ==, i + 1);
 	}
-	CHECK_INT(prof_spool_writer_finish(w, &(struct prof_counters){ .samples = 5 }), ==, 0);
+	CHECK_INT(prof_spool_writer_finish(w, &PROF_INIT(prof_counters, .samples = 5)), ==, 0);
 	CHECK_INT(prof_spool_next(sp, &ev), ==, 1);
 	CHECK_INT(ev.type, ==, PROF_RECORD_TRAILER);
 	prof_spool_status(sp, &st);
@@ -488,21 +487,21 @@ TEST(spool_writer_interns_frames_and_stacks)
 	struct membuf mb = { 0 };
 	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
-	struct prof_meta meta;
+	PROF_OPTS(prof_meta, meta);
 	int64_t p, m, a, b, a2, s1, s2;
 
 	test_meta(&meta);
 	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
-	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1 });
-	m = prof_spool_writer_add_module(w, &(struct prof_module){ .process = (uint32_t)p, .start = 1,
-							    .end = 2, .path = "x" });
-	a = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 5 });
-	b = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 6 });
-	a2 = prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 5 });
+	p = prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 1));
+	m = prof_spool_writer_add_module(w, &PROF_INIT(prof_module, .process = (uint32_t)p, .start = 1,
+							    .end = 2, .path = "x"));
+	a = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 5));
+	b = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 6));
+	a2 = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 5));
 	CHECK_INT(a, ==, a2);
 	CHECK(a != b);
 	/* the same address in another kind is another frame */
-	CHECK(prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_KERNEL, .ref = 0, .addr = 5 }) != a);
+	CHECK(prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_KERNEL, .ref = 0, .addr = 5)) != a);
 	uint32_t st1[] = { (uint32_t)a, (uint32_t)b }, st2[] = { (uint32_t)b, (uint32_t)b };
 	s1 = prof_spool_writer_intern_frames(w, st1, 2);
 	CHECK_INT(prof_spool_writer_intern_frames(w, st1, 2), ==, s1);
@@ -520,13 +519,13 @@ static struct prof_spool_writer *two_processes(struct membuf *mb, uint32_t *p1, 
 {
 	struct prof_sink sink = membuf_sink(mb);
 	struct prof_spool_writer *w;
-	struct prof_meta meta;
+	PROF_OPTS(prof_meta, meta);
 
 	test_meta(&meta);
 	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &w) < 0)
 		abort();
-	*p1 = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1 });
-	*p2 = (uint32_t)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 2 });
+	*p1 = (uint32_t)prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 1));
+	*p2 = (uint32_t)prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 2));
 	return w;
 }
 
@@ -535,20 +534,20 @@ TEST(spool_reader_retires_a_process_s_modules_at_its_exec)
 	struct membuf mb = { 0 };
 	struct prof_spool_writer *w;
 	struct prof_spool *sp;
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 	uint32_t p1, p2, i;
 
 	w = two_processes(&mb, &p1, &p2);
 	/* modules 1..6, alternating between the two processes */
 	for (i = 0; i < 6; i++)
-		prof_spool_writer_add_module(w, &(struct prof_module){ .process = i % 2 ? p2 : p1,
+		prof_spool_writer_add_module(w, &PROF_INIT(prof_module, .process = i % 2 ? p2 : p1,
 								 .start = 0x1000 * (i + 1),
-								 .end = 0x1000 * (i + 2), .path = "m" });
+								 .end = 0x1000 * (i + 2), .path = "m"));
 	prof_spool_writer_retire_module(w, 3, 10);
 	prof_spool_writer_add_exec(w, p1, 11, "new", "/bin/new");
 	/* module 7: the new image's */
-	prof_spool_writer_add_module(w, &(struct prof_module){ .process = p1, .start = 0x1000,
-							 .end = 0x2000, .path = "n" });
+	prof_spool_writer_add_module(w, &PROF_INIT(prof_module, .process = p1, .start = 0x1000,
+							 .end = 0x2000, .path = "n"));
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
 	while (prof_spool_next(sp, &ev) == 1 && ev.type != PROF_RECORD_EXEC)
@@ -568,14 +567,14 @@ TEST(spool_reader_retires_a_process_s_modules_at_its_exit)
 	struct membuf mb = { 0 };
 	struct prof_spool_writer *w;
 	struct prof_spool *sp;
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 	uint32_t p1, p2;
 
 	w = two_processes(&mb, &p1, &p2);
-	prof_spool_writer_add_module(w, &(struct prof_module){ .process = p1, .start = 1, .end = 2,
-							 .path = "a" });
-	prof_spool_writer_add_module(w, &(struct prof_module){ .process = p2, .start = 1, .end = 2,
-							 .path = "b" });
+	prof_spool_writer_add_module(w, &PROF_INIT(prof_module, .process = p1, .start = 1, .end = 2,
+							 .path = "a"));
+	prof_spool_writer_add_module(w, &PROF_INIT(prof_module, .process = p2, .start = 1, .end = 2,
+							 .path = "b"));
 	prof_spool_writer_add_process_exit(w, p2, 12);
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
@@ -593,28 +592,28 @@ TEST(spool_writer_rejects_undefined_references)
 	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
 	struct prof_spool *sp;
-	struct prof_record ev;
-	struct prof_meta meta;
+	PROF_OPTS(prof_record, ev);
+	PROF_OPTS(prof_meta, meta);
 	int64_t p;
 	int r, n = 0;
 
 	test_meta(&meta);
 	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
-	CHECK_INT(prof_spool_writer_add_thread(w, &(struct prof_thread){ .process = 1 }), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = 1)), ==, -EINVAL);
 	CHECK(strstr(prof_errmsg(), "undefined process 1"));
-	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1 });
+	p = prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 1));
 	CHECK_INT(p, ==, 1);
-	CHECK_INT(prof_spool_writer_add_sample(w, &(struct prof_sample){ .thread = 1 }), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_add_sample(w, &PROF_INIT(prof_sample, .thread = 1)), ==, -EINVAL);
 	CHECK_INT(prof_spool_writer_intern_stack(w, 0, 1), ==, -EINVAL);
-	CHECK_INT(prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = PROF_FRAME_USER, .ref = 1, .addr = 5 }),
+	CHECK_INT(prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_USER, .ref = 1, .addr = 5)),
 		  ==, -EINVAL);
-	CHECK_INT(prof_spool_writer_intern_frame(w, &(struct prof_frame){ .kind = 9, .addr = 5 }), ==, -EINVAL);
-	CHECK_INT(prof_spool_writer_add_module(w, &(struct prof_module){ .process = 1, .start = 5,
-								  .end = 5 }), ==, -EINVAL);
-	CHECK_INT(prof_spool_writer_add_lost(w, &(struct prof_lost){ .kind = 0 }), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = 9, .addr = 5)), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_add_module(w, &PROF_INIT(prof_module, .process = 1, .start = 5,
+								  .end = 5)), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_add_lost(w, &PROF_INIT(prof_lost, .kind = 0)), ==, -EINVAL);
 	CHECK_INT(prof_spool_writer_retire_module(w, 1, 0), ==, -EINVAL);
-	CHECK_INT(prof_spool_writer_finish(w, &(struct prof_counters){ 0 }), ==, 0);
-	CHECK_INT(prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1 }), ==, -EINVAL);
+	CHECK_INT(prof_spool_writer_finish(w, &PROF_INIT(prof_counters)), ==, 0);
+	CHECK_INT(prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 1)), ==, -EINVAL);
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	/* the rejected calls left no trace: the spool reads back clean */
 	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
@@ -630,7 +629,7 @@ TEST(spool_writer_sink_error_is_sticky)
 	struct membuf mb = { .fail_at = 400 };
 	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
-	struct prof_meta meta;
+	PROF_OPTS(prof_meta, meta);
 	int r = 0, i;
 
 	test_meta(&meta);
@@ -638,7 +637,7 @@ TEST(spool_writer_sink_error_is_sticky)
 						 .sz = sizeof(struct prof_spool_writer_opts),
 						 .block_bytes = 64, .no_compress = true }, &w), ==, 0);
 	for (i = 0; i < 100 && r >= 0; i++)
-		r = (int)prof_spool_writer_add_process(w, &(struct prof_process){ .pid = i, .comm = "p" });
+		r = (int)prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = i, .comm = "p"));
 	CHECK_INT(r, ==, -ENOSPC);
 	CHECK(strstr(prof_errmsg(), "cannot write spool"));
 	CHECK_INT(prof_spool_writer_flush(w), ==, -ENOSPC);
@@ -695,7 +694,7 @@ static size_t build_file(uint8_t *out, const uint8_t *recs, size_t len, uint32_t
 	struct membuf mb = { 0 };
 	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
-	struct prof_meta meta;
+	PROF_OPTS(prof_meta, meta);
 	uint8_t *h;
 	size_t n;
 
@@ -723,7 +722,7 @@ static int read_all(const uint8_t *file, size_t len, struct prof_spool_status *s
 		    char *reason, size_t reason_len)
 {
 	struct prof_spool *sp;
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 	int n = 0;
 
 	if (open_bytes(file, len, &sp) < 0)
@@ -739,7 +738,7 @@ static int read_all(const uint8_t *file, size_t len, struct prof_spool_status *s
 TEST(spool_reader_checks_references_and_tags)
 {
 	static uint8_t file[4096], recs[512];
-	struct prof_spool_status st;
+	PROF_OPTS(prof_spool_status, st);
 	char why[256];
 	size_t n;
 
@@ -807,7 +806,7 @@ TEST(spool_reader_checks_references_and_tags)
 TEST(spool_reader_block_is_all_or_nothing)
 {
 	static uint8_t file[4096], recs[512];
-	struct prof_spool_status st;
+	PROF_OPTS(prof_spool_status, st);
 	uint8_t proc[] = { 0, 2, 2, 0, 0, 0 };
 	uint8_t thread_bad[] = { 0, 5, 2, 0 };	/* process 5 does not exist */
 	char why[256];
@@ -858,7 +857,7 @@ TEST(spool_size_per_sample)
 	struct membuf mb = { 0 };
 	struct prof_sink sink = membuf_sink(&mb);
 	struct prof_spool_writer *w;
-	struct prof_meta meta;
+	PROF_OPTS(prof_meta, meta);
 	uint64_t rnd = 1, t;
 	uint32_t leaves[50], threads[4], frames[16];
 	int64_t p, m, id;
@@ -867,18 +866,18 @@ TEST(spool_size_per_sample)
 	test_meta(&meta);
 	meta.time_unit_ns = 0;	/* the default resolution */
 	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
-	p = prof_spool_writer_add_process(w, &(struct prof_process){ .pid = 1, .comm = "app" });
-	m = prof_spool_writer_add_module(w, &(struct prof_module){ .process = (uint32_t)p,
+	p = prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 1, .comm = "app"));
+	m = prof_spool_writer_add_module(w, &PROF_INIT(prof_module, .process = (uint32_t)p,
 							    .start = 0x400000, .end = 0x500000,
-							    .path = "/usr/bin/app" });
+							    .path = "/usr/bin/app"));
 	for (i = 0; i < 4; i++)
 		threads[i] = (uint32_t)prof_spool_writer_add_thread(
-			w, &(struct prof_thread){ .process = (uint32_t)p, .tid = (int32_t)i + 1 });
+			w, &PROF_INIT(prof_thread, .process = (uint32_t)p, .tid = (int32_t)i + 1));
 	for (i = 0; i < 50; i++) {
 		for (k = 0; k < 16; k++) {
-			id = prof_spool_writer_intern_frame(w, &(struct prof_frame){
+			id = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame,
 				.kind = PROF_FRAME_USER, .ref = (uint32_t)m,
-				.addr = k < 8 ? 0x1000 + k * 64 : 0x9000 + i * 512 + k * 8 });
+				.addr = k < 8 ? 0x1000 + k * 64 : 0x9000 + i * 512 + k * 8));
 			CHECK(id > 0);
 			frames[15 - k] = (uint32_t)id;
 		}
@@ -891,12 +890,12 @@ TEST(spool_size_per_sample)
 		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
 		t += 1001001 / 2 + (rnd >> 40) % 6000;
 		k = (size_t)((rnd >> 20) % 50 * ((rnd >> 30) % 50) / 50);
-		CHECK_INT(prof_spool_writer_add_sample(w, &(struct prof_sample){
+		CHECK_INT(prof_spool_writer_add_sample(w, &PROF_INIT(prof_sample,
 				  .time_ns = t, .thread = threads[(rnd >> 50) % 4],
 				  .stack = leaves[k], .period = 1001001,
-				  .cpu = (uint32_t)(rnd >> 60) % 2 }), ==, 0);
+				  .cpu = (uint32_t)(rnd >> 60) % 2)), ==, 0);
 	}
-	CHECK_INT(prof_spool_writer_finish(w, &(struct prof_counters){ .samples = 100000 }), ==, 0);
+	CHECK_INT(prof_spool_writer_finish(w, &PROF_INIT(prof_counters, .samples = 100000)), ==, 0);
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 	printf("  spool_size_per_sample: %zu bytes, %.2f bytes/sample\n", mb.len,
 	       (double)mb.len / 100000.0);

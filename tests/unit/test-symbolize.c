@@ -198,8 +198,8 @@ struct fx {
 
 static void fx_begin(struct fx *fx)
 {
-	struct prof_sink sink;
-	struct prof_meta meta;
+	PROF_OPTS(prof_sink, sink);
+	PROF_OPTS(prof_meta, meta);
 
 	memset(fx, 0, sizeof(*fx));
 	sink = membuf_sink(&fx->mb);
@@ -207,12 +207,12 @@ static void fx_begin(struct fx *fx)
 	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &fx->w) < 0)
 		abort();
 	fx->proc = (uint32_t)prof_spool_writer_add_process(
-		fx->w, &(struct prof_process){ .pid = 7, .comm = "t", .exe = "/t" });
+		fx->w, &PROF_INIT(prof_process, .pid = 7, .comm = "t", .exe = "/t"));
 }
 
 static uint32_t fx_module(struct fx *fx, const char *path, const uint8_t *id, size_t idlen)
 {
-	struct prof_module m = { .process = fx->proc, .start = 0x400000, .end = 0x500000,
+	struct prof_module m = { .sz = sizeof(m), .process = fx->proc, .start = 0x400000, .end = 0x500000,
 				 .build_id_len = (uint8_t)idlen, .path = path };
 
 	if (idlen)
@@ -222,7 +222,7 @@ static uint32_t fx_module(struct fx *fx, const char *path, const uint8_t *id, si
 
 static uint32_t fx_frame(struct fx *fx, enum prof_frame_kind kind, uint32_t ref, uint64_t addr)
 {
-	struct prof_frame f = { .kind = (uint8_t)kind, .ref = ref, .addr = addr };
+	struct prof_frame f = { .sz = sizeof(f), .kind = (uint8_t)kind, .ref = ref, .addr = addr };
 
 	return (uint32_t)prof_spool_writer_intern_frame(fx->w, &f);
 }
@@ -230,7 +230,7 @@ static uint32_t fx_frame(struct fx *fx, enum prof_frame_kind kind, uint32_t ref,
 static void fx_symbol(struct fx *fx, enum prof_symbol_scope scope, uint32_t id, uint64_t start,
 		      uint64_t size, const char *name)
 {
-	struct prof_symbol s = { .scope = (uint8_t)scope, .scope_id = id, .start = start,
+	struct prof_symbol s = { .sz = sizeof(s), .scope = (uint8_t)scope, .scope_id = id, .start = start,
 				 .size = size, .name = name };
 
 	if (prof_spool_writer_add_symbol(fx->w, &s) < 0)
@@ -240,13 +240,13 @@ static void fx_symbol(struct fx *fx, enum prof_symbol_scope scope, uint32_t id, 
 /* Finish the spool, read all of it and make a symbolizer over it. */
 static void fx_open(struct fx *fx)
 {
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 
 	if (prof_spool_writer_close(fx->w) < 0 || open_bytes(fx->mb.p, fx->mb.len, &fx->sp) < 0)
 		abort();
 	while (prof_spool_next(fx->sp, &ev) > 0)
 		;
-	if (prof_symbolizer_new(fx->sp, &fx->sym) < 0)
+	if (prof_symbolizer_new(fx->sp, NULL, &fx->sym) < 0)
 		abort();
 }
 
@@ -262,7 +262,7 @@ static void fx_end(struct fx *fx)
 static void check_frame(struct fx *fx, uint32_t frame, const char *function, const char *module,
 			uint64_t offset, bool found)
 {
-	struct prof_resolved_frame r;
+	PROF_OPTS(prof_resolved_frame, r);
 
 	CHECK_INT(prof_symbolizer_frame(fx->sym, frame, &r), ==, 0);
 	CHECK_STR(r.function, function);
@@ -481,7 +481,7 @@ TEST(symbolize_prefers_the_spools_symbols_in_every_scope)
 	fx_symbol(&fx, PROF_SYMBOL_PROCESS, fx.proc, 0x7f0000001000ull, 0x20, "jit_new");
 	/* another process's symbol is not this one's */
 	fx_symbol(&fx, PROF_SYMBOL_PROCESS,
-		  (uint32_t)prof_spool_writer_add_process(fx.w, &(struct prof_process){ .pid = 8 }),
+		  (uint32_t)prof_spool_writer_add_process(fx.w, &PROF_INIT(prof_process, .pid = 8)),
 		  0x7f0000002000ull, 0x10, "other_process");
 	fa3 = fx_frame(&fx, PROF_FRAME_ANON, fx.proc + 1, 0x7f0000002004ull);
 	fx_open(&fx);
@@ -515,7 +515,7 @@ TEST(symbolize_names_truncation_markers_by_cause)
 
 TEST(symbolize_rejects_frames_that_are_not_defined)
 {
-	struct prof_resolved_frame r;
+	PROF_OPTS(prof_resolved_frame, r);
 	struct fx fx;
 
 	fx_begin(&fx);
@@ -525,13 +525,14 @@ TEST(symbolize_rejects_frames_that_are_not_defined)
 	CHECK_STR(prof_errmsg(), "frame 0 is not defined");
 	CHECK_INT(prof_symbolizer_frame(fx.sym, 2, &r), ==, -EINVAL);
 	CHECK_INT(prof_symbolizer_frame(fx.sym, UINT32_MAX, &r), ==, -EINVAL);
-	CHECK_INT(prof_symbolizer_new(NULL, &fx.sym), ==, -EINVAL);
+	CHECK_INT(prof_symbolizer_new(NULL, NULL, &fx.sym), ==, -EINVAL);
 	fx_end(&fx);
 }
 
 TEST(symbolize_resolves_each_frame_once)
 {
-	struct prof_resolved_frame a, b;
+	PROF_OPTS(prof_resolved_frame, a);
+	PROF_OPTS(prof_resolved_frame, b);
 	uint32_t m, f;
 	struct fx fx;
 
@@ -549,8 +550,8 @@ TEST(symbolize_resolves_each_frame_once)
 
 TEST(symbolize_sees_symbols_read_after_a_frame_was_named)
 {
-	struct prof_resolved_frame r;
-	struct prof_record ev;
+	PROF_OPTS(prof_resolved_frame, r);
+	PROF_OPTS(prof_record, ev);
 	const char *before;
 	uint32_t f;
 	struct fx fx;
@@ -561,7 +562,7 @@ TEST(symbolize_sees_symbols_read_after_a_frame_was_named)
 	fx_symbol(&fx, PROF_SYMBOL_KERNEL, 0, 0xffffffff81000000ull, 0x100, "late_name");
 	CHECK_INT(prof_spool_writer_close(fx.w), ==, 0);
 	CHECK_INT(open_bytes(fx.mb.p, fx.mb.len, &fx.sp), ==, 0);
-	CHECK_INT(prof_symbolizer_new(fx.sp, &fx.sym), ==, 0);
+	CHECK_INT(prof_symbolizer_new(fx.sp, NULL, &fx.sym), ==, 0);
 	do	/* read up to the frame, as tail would */
 		CHECK_INT(prof_spool_next(fx.sp, &ev), ==, 1);
 	while (ev.type != PROF_RECORD_FRAME);

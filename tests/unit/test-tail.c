@@ -82,7 +82,7 @@ struct gen {
 static int gen_open_as(struct gen *g, const char *path, bool raw, struct spool_file *file)
 {
 	struct prof_spool_writer_opts o = { .sz = sizeof(o), .no_compress = raw };
-	struct prof_meta meta;
+	PROF_OPTS(prof_meta, meta);
 	int64_t p, m, fr, fm, fl;
 	static const char *const names[] = { "root_fn", "mid_fn", "leaf_fn" };
 	int i;
@@ -99,24 +99,24 @@ static int gen_open_as(struct gen *g, const char *path, bool raw, struct spool_f
 	} else if (prof_spool_writer_open(path, &meta, &o, &g->w) < 0) {
 		return -1;
 	}
-	p = prof_spool_writer_add_process(g->w, &(struct prof_process){ .pid = 17, .comm = "app" });
-	g->main = (uint32_t)prof_spool_writer_add_thread(g->w, &(struct prof_thread){
-		.process = (uint32_t)p, .tid = 18, .name = "main" });
-	g->worker = (uint32_t)prof_spool_writer_add_thread(g->w, &(struct prof_thread){
-		.process = (uint32_t)p, .tid = 19, .name = "worker" });
-	m = prof_spool_writer_add_module(g->w, &(struct prof_module){
+	p = prof_spool_writer_add_process(g->w, &PROF_INIT(prof_process, .pid = 17, .comm = "app"));
+	g->main = (uint32_t)prof_spool_writer_add_thread(g->w, &PROF_INIT(prof_thread,
+		.process = (uint32_t)p, .tid = 18, .name = "main"));
+	g->worker = (uint32_t)prof_spool_writer_add_thread(g->w, &PROF_INIT(prof_thread,
+		.process = (uint32_t)p, .tid = 19, .name = "worker"));
+	m = prof_spool_writer_add_module(g->w, &PROF_INIT(prof_module,
 		.process = (uint32_t)p, .start = 0x400000, .end = 0x401000,
-		.flags = PROF_MODULE_EXEC, .path = "/nonexistent/app" });
+		.flags = PROF_MODULE_EXEC, .path = "/nonexistent/app"));
 	for (i = 0; i < 3; i++)
-		prof_spool_writer_add_symbol(g->w, &(struct prof_symbol){
+		prof_spool_writer_add_symbol(g->w, &PROF_INIT(prof_symbol,
 			.scope = PROF_SYMBOL_MODULE, .scope_id = (uint32_t)m,
-			.start = 0x100 * (uint64_t)i, .size = 0x100, .name = names[i] });
-	fr = prof_spool_writer_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
-								 .ref = (uint32_t)m, .addr = 0x10 });
-	fm = prof_spool_writer_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
-								 .ref = (uint32_t)m, .addr = 0x110 });
-	fl = prof_spool_writer_intern_frame(g->w, &(struct prof_frame){ .kind = PROF_FRAME_USER,
-								 .ref = (uint32_t)m, .addr = 0x210 });
+			.start = 0x100 * (uint64_t)i, .size = 0x100, .name = names[i]));
+	fr = prof_spool_writer_intern_frame(g->w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_USER,
+								 .ref = (uint32_t)m, .addr = 0x10));
+	fm = prof_spool_writer_intern_frame(g->w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_USER,
+								 .ref = (uint32_t)m, .addr = 0x110));
+	fl = prof_spool_writer_intern_frame(g->w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_USER,
+								 .ref = (uint32_t)m, .addr = 0x210));
 	g->leaf = (uint32_t)prof_spool_writer_intern_frames(g->w, (uint32_t[]){ (uint32_t)fl,
 				(uint32_t)fm, (uint32_t)fr }, 3);
 	g->mid = (uint32_t)prof_spool_writer_intern_frames(g->w, (uint32_t[]){ (uint32_t)fm,
@@ -136,7 +136,7 @@ static int gen_samples(struct gen *g, size_t n)
 
 	for (; g->n < end; g->n++) {
 		bool w = g->n % 4 == 3;
-		struct prof_sample s = { .time_ns = g->t0 + 1000000 * (g->n + 1),
+		struct prof_sample s = { .sz = sizeof(s), .time_ns = g->t0 + 1000000 * (g->n + 1),
 					 .thread = w ? g->worker : g->main,
 					 .stack = w ? g->mid : g->leaf, .period = 1000000 };
 
@@ -148,7 +148,7 @@ static int gen_samples(struct gen *g, size_t n)
 
 static int gen_finish(struct gen *g)
 {
-	int r = prof_spool_writer_finish(g->w, &(struct prof_counters){ .samples = g->n });
+	int r = prof_spool_writer_finish(g->w, &PROF_INIT(prof_counters, .samples = g->n));
 
 	return r < 0 ? r : prof_spool_writer_close(g->w);
 }
@@ -220,8 +220,8 @@ TEST(series_files_are_named_by_17_digits_and_found_in_order)
 
 TEST(tail_follows_a_file_as_it_grows_to_its_trailer)
 {
-	struct prof_tail_batch b;
-	struct prof_tail_stats st;
+	PROF_OPTS(prof_tail_batch, b);
+	PROF_OPTS(prof_tail_stats, st);
 	struct prof_tail *t;
 	struct gen g;
 
@@ -237,12 +237,12 @@ TEST(tail_follows_a_file_as_it_grows_to_its_trailer)
 	CHECK_INT(prof_spool_writer_flush(g.w), ==, 0);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 10);
 	CHECK(b.activity);
-	CHECK_INT(b.samples[0].pid, ==, 17);
-	CHECK_INT(b.samples[0].tid, ==, 18);
-	CHECK_STR(b.samples[0].comm, "main");
-	CHECK_INT(b.samples[3].tid, ==, 19);
-	CHECK_STR(b.samples[3].comm, "worker");
-	CHECK_INT(b.samples[3].s.stack, ==, g.mid);
+	CHECK_INT(b.samples[0]->pid, ==, 17);
+	CHECK_INT(b.samples[0]->tid, ==, 18);
+	CHECK_STR(b.samples[0]->comm, "main");
+	CHECK_INT(b.samples[3]->tid, ==, 19);
+	CHECK_STR(b.samples[3]->comm, "worker");
+	CHECK_INT(b.samples[3]->stack, ==, g.mid);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 0);
 	CHECK(!b.activity);
 	CHECK_INT(b.state, ==, PROF_TAIL_STATE_RUNNING);
@@ -267,7 +267,7 @@ TEST(tail_follows_a_file_as_it_grows_to_its_trailer)
 
 TEST(tail_waits_for_a_spool_that_does_not_exist_yet)
 {
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	struct prof_tail *t;
 	struct gen g;
 	int fd;
@@ -317,7 +317,7 @@ TEST(tail_of_a_file_that_is_no_spool_fails_at_once)
 TEST(tail_batches_are_bounded)
 {
 	struct prof_tail_opts o = { .sz = sizeof(o), .max_batch = 7 };
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	struct prof_tail *t;
 	struct gen g;
 	size_t total = 0, polls = 0;
@@ -345,8 +345,8 @@ TEST(tail_batches_are_bounded)
 TEST(tail_from_end_skips_the_samples_there_but_reads_definitions)
 {
 	struct prof_tail_opts o = { .sz = sizeof(o), .from_end = true };
-	struct prof_tail_batch b;
-	struct prof_tail_stats st;
+	PROF_OPTS(prof_tail_batch, b);
+	PROF_OPTS(prof_tail_stats, st);
 	struct prof_tail *t;
 	struct gen g;
 
@@ -362,16 +362,16 @@ TEST(tail_from_end_skips_the_samples_there_but_reads_definitions)
 	CHECK_INT(gen_samples(&g, 4), ==, 0);
 	CHECK_INT(gen_finish(&g), ==, 0);
 	CHECK_INT(prof_tail_poll(t, &b), ==, 4);
-	CHECK_INT(b.samples[0].s.time_ns, ==, g.t0 + 41000000);
-	CHECK_STR(b.samples[0].comm, "main");
-	CHECK(prof_spool_stack(prof_tail_spool(t), b.samples[0].s.stack) != NULL);
+	CHECK_INT(b.samples[0]->time_ns, ==, g.t0 + 41000000);
+	CHECK_STR(b.samples[0]->comm, "main");
+	CHECK(prof_spool_stack(prof_tail_spool(t), b.samples[0]->stack) != NULL);
 	prof_tail_free(t);
 	rm_test();
 }
 
 TEST(tail_names_a_sample_after_its_thread_at_that_time)
 {
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	struct prof_tail *t;
 	struct gen g;
 
@@ -386,16 +386,16 @@ TEST(tail_names_a_sample_after_its_thread_at_that_time)
 	CHECK_INT(prof_tail_open(in_dir("n.spool"), NULL, &t), ==, 0);
 	/* one batch holds all three: each keeps the name of its time */
 	CHECK_INT(prof_tail_poll(t, &b), ==, 3);
-	CHECK_STR(b.samples[0].comm, "main");
-	CHECK_STR(b.samples[1].comm, "renamed");
-	CHECK_STR(b.samples[2].comm, "app");	/* a thread without a name: its process's */
+	CHECK_STR(b.samples[0]->comm, "main");
+	CHECK_STR(b.samples[1]->comm, "renamed");
+	CHECK_STR(b.samples[2]->comm, "app");	/* a thread without a name: its process's */
 	prof_tail_free(t);
 	rm_test();
 }
 
 TEST(tail_stops_when_the_file_shrinks)
 {
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	struct prof_tail *t;
 	struct gen g;
 
@@ -421,8 +421,8 @@ TEST(tail_stops_when_the_file_shrinks)
 
 TEST(tail_stops_before_a_corrupt_block)
 {
-	struct prof_tail_batch b;
-	struct prof_tail_stats st;
+	PROF_OPTS(prof_tail_batch, b);
+	PROF_OPTS(prof_tail_stats, st);
 	struct prof_tail *t;
 	struct stat s1, s2;
 	struct gen g;
@@ -462,9 +462,9 @@ static bool render(struct prof_tail *t, struct prof_tail_batch *b, FILE *f)
 	int r = prof_tail_poll(t, b);
 
 	for (i = 0; r > 0 && i < (size_t)r; i++)
-		fprintf(f, "%llu %u %u %d %d %s\n", (unsigned long long)b->samples[i].s.time_ns,
-			b->samples[i].s.thread, b->samples[i].s.stack, b->samples[i].pid,
-			b->samples[i].tid, b->samples[i].comm);
+		fprintf(f, "%llu %u %u %d %d %s\n", (unsigned long long)b->samples[i]->time_ns,
+			b->samples[i]->thread, b->samples[i]->stack, b->samples[i]->pid,
+			b->samples[i]->tid, b->samples[i]->comm);
 	return r >= 0;
 }
 
@@ -474,7 +474,7 @@ TEST(tail_of_a_file_written_a_byte_at_a_time_reads_as_the_whole)
 	char *whole = NULL, *trickled = NULL;
 	size_t wlen = 0, tlen = 0, i;
 	struct membuf mb = { 0 };
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	struct prof_tail *t;
 	FILE *fw, *ft;
 	bool waited = false, cut = false;
@@ -525,7 +525,7 @@ TEST(tail_of_a_file_written_a_byte_at_a_time_reads_as_the_whole)
 /* The samples SP holds. */
 static long count_samples(struct prof_spool *sp)
 {
-	struct prof_record ev;
+	PROF_OPTS(prof_record, ev);
 	long n = 0;
 	int r;
 
@@ -595,7 +595,7 @@ TEST(a_recording_s_file_is_at_its_path_only_once_published)
 
 TEST(tail_ends_as_abandoned_when_the_writer_s_lock_is_gone)
 {
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	struct prof_spool *sp;
 	struct spool_file f;
 	struct prof_tail *t;
@@ -637,7 +637,7 @@ TEST(tail_ends_as_abandoned_when_the_writer_s_lock_is_gone)
 
 TEST(tail_discard_punches_holes_only_for_a_recorder_s_tail)
 {
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	struct prof_tail *t;
 	struct stat before, after;
 	struct gen g;
@@ -653,8 +653,9 @@ TEST(tail_discard_punches_holes_only_for_a_recorder_s_tail)
 	CHECK_INT(prof_tail_open(in_dir("h.spool"), NULL, &t), ==, 0);
 	CHECK_INT(poll_all(t, &b), ==, 128000);
 	CHECK_INT(stat(in_dir("h.spool"), &before), ==, 0);
-	/* standalone: nothing happens */
-	CHECK_INT(prof_tail_discard_consumed(t), ==, 0);
+	/* standalone: not a tail that may discard, and nothing happens */
+	CHECK_INT(prof_tail_discard_consumed(t), ==, -ENOTSUP);
+	CHECK_STR(prof_errmsg(), "tail: only the tail of a recorder discards what it read");
 	CHECK_INT(stat(in_dir("h.spool"), &after), ==, 0);
 	CHECK_INT(after.st_blocks, ==, before.st_blocks);
 	/* as a recorder's tail has it: a descriptor to write through */
@@ -681,7 +682,7 @@ static char *view_of(const char *path, enum prof_tail_format format)
 {
 	struct prof_tail_view_opts vo = { .sz = sizeof(vo), .format = format, .title = "x.spool" };
 	struct prof_tail_view *v;
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	struct prof_tail *t;
 	char *out = NULL;
 	size_t len = 0;
@@ -707,11 +708,11 @@ static int gen_view_spool(const char *path)
 
 	if (gen_open(&g, path, false) < 0 || gen_samples(&g, 7) < 0)
 		return -1;
-	if (prof_spool_writer_add_sample(g.w, &(struct prof_sample){ .time_ns = g.t0 + 8000001,
-					 .thread = g.main }) < 0)
+	if (prof_spool_writer_add_sample(g.w, &PROF_INIT(prof_sample, .time_ns = g.t0 + 8000001,
+					 .thread = g.main)) < 0)
 		return -1;
-	prof_spool_writer_add_lost(g.w, &(struct prof_lost){ .time_ns = g.t0 + 8000002,
-						       .kind = PROF_LOST_SAMPLES, .count = 2 });
+	prof_spool_writer_add_lost(g.w, &PROF_INIT(prof_lost, .time_ns = g.t0 + 8000002,
+						       .kind = PROF_LOST_SAMPLES, .count = 2));
 	return gen_finish(&g);
 }
 
@@ -774,7 +775,7 @@ TEST(tail_view_counts_intervals_apart_and_drops_them_when_printed)
 {
 	struct prof_tail_view_opts vo = { .sz = sizeof(vo), .format = PROF_TAIL_FORMAT_JSON };
 	struct prof_tail_view *v;
-	struct prof_tail_batch b;
+	PROF_OPTS(prof_tail_batch, b);
 	struct prof_tail *t;
 	char *out = NULL;
 	size_t len = 0;
