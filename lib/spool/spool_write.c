@@ -175,13 +175,9 @@ static int block_flush(struct prof_spool_writer *w)
 		stored = w->block.len;
 		memcpy(h + SPOOL_BLOCK_HEADER_LEN, w->block.p, stored);
 	}
-	spool_put_le32(h, SPOOL_BLOCK_MAGIC);
-	spool_put_le32(h + 4, (uint32_t)stored);
-	spool_put_le32(h + 8, (uint32_t)w->block.len);
-	h[12] = enc;
-	h[13] = h[14] = h[15] = 0;
-	spool_put_le32(h + 16, (uint32_t)crc32(0, h, 16));
-	spool_put_le32(h + 20, (uint32_t)crc32(0, h + SPOOL_BLOCK_HEADER_LEN, (uInt)stored));
+	spool_block_header_pack(h, &(struct spool_block_header){
+		.stored_len = (uint32_t)stored, .raw_len = (uint32_t)w->block.len, .encoding = enc,
+		.payload_crc = (uint32_t)crc32(0, h + SPOOL_BLOCK_HEADER_LEN, (uInt)stored) });
 	r = sink_write(w, h, SPOOL_BLOCK_HEADER_LEN + stored);
 	if (r == 0)
 		w->samples_written += w->block_samples;
@@ -267,7 +263,7 @@ static int writer_new(const struct prof_sink *sink, const char *name,
 {
 	struct prof_spool_writer_opts o;
 	struct prof_spool_writer *w;
-	uint8_t header[SPOOL_HEADER_LEN] = { 0 };
+	uint8_t header[SPOOL_HEADER_LEN];
 	int r;
 
 	if (!sink || !sink->write || !meta || !ret)
@@ -292,10 +288,10 @@ static int writer_new(const struct prof_sink *sink, const char *name,
 		r = -ENOMEM;
 		goto out_free;
 	}
-	memcpy(header, SPOOL_MAGIC, SPOOL_MAGIC_LEN);
 	w->offcpu = meta->flags & PROF_META_OFFCPU;
-	header[8] = w->offcpu ? SPOOL_VERSION_MAJOR_OFFCPU : SPOOL_VERSION_MAJOR;
-	header[10] = SPOOL_VERSION_MINOR;
+	spool_file_header_pack(header, &(struct spool_file_header){
+		.major = w->offcpu ? SPOOL_VERSION_MAJOR_OFFCPU : SPOOL_VERSION_MAJOR,
+		.minor = SPOOL_VERSION_MINOR });
 	r = sink_write(w, header, sizeof(header));
 	if (r < 0)
 		goto out_free;
