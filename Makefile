@@ -53,7 +53,7 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(O)/%.o)
 TARGETS := $(TARGET_SRCS:tests/targets/%.c=$(O)/targets/%) \
 	$(TARGET_CXX_SRCS:tests/targets/%.cpp=$(O)/targets/%)
 TARGET_LIBS := $(TARGET_LIB_SRCS:tests/targets/%.c=$(O)/targets/%.so)
-TOOLS := $(O)/spoolgen $(O)/trickle $(O)/livegen $(O)/rectail $(O)/fuzz-replay $(O)/hottest \
+TOOLS := $(O)/spoolgen $(O)/spooledit $(O)/trickle $(O)/livegen $(O)/rectail $(O)/fuzz-replay $(O)/hottest \
 	$(O)/unwind-replay
 
 .PHONY: all check demo install clean distclean fuzz tests
@@ -98,11 +98,16 @@ $(SHLIB): $(LIB_OBJS) lib/libprof.map
 $(BIN): $(CMD_OBJS) $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CMD_OBJS) $(O)/libprof.a $(PROF_LIBS)
 
-$(O)/unit-tests: $(UNIT_OBJS) $(O)/libprof.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJS) $(O)/libprof.a $(PROF_LIBS)
+# tests/fuzz/spool_image.c takes spools apart and puts them back together:
+# for the fuzzer's mutator, its replay, the unit tests and spooledit.
+$(O)/unit-tests: $(UNIT_OBJS) $(O)/tests/fuzz/spool_image.o $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
 $(O)/spoolgen: $(O)/tests/tools/spoolgen.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
+
+$(O)/spooledit: $(O)/tests/tools/spooledit.o $(O)/tests/fuzz/spool_image.o
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lz
 
 # trickle copies a file a few bytes at a time; livegen writes a long
 # synthetic live spool (bench/tail-memory); rectail drives a recorder's tail.

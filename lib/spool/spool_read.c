@@ -195,10 +195,18 @@ int prof_spool_next(struct prof_spool *sp, struct prof_record *ret)
 			struct cursor c = { .p = sp->raw + sp->pos, .end = sp->raw + sp->raw_len };
 			int r = decode_record(sp, &c, &sp->n, true, ret);
 
-			/* the dry run passed, so only allocation can fail here */
-			if (r < 0)
-				return r == -ENOMEM ? r : error_setx(-EBADMSG, "spool '%s': %s",
-								     sp->name, c.err);
+			/*
+			 * The dry run passed, so only allocation can fail here;
+			 * anything else is a bug of this reader, said as such.
+			 */
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0) {
+				stop(sp, PROF_SPOOL_STATE_CORRUPT, "block %llu: record at byte %zu: "
+				     "%s, found only when applied", (unsigned long long)sp->blocks,
+				     sp->pos, c.err ? c.err : "invalid");
+				return error_setx(-EBADMSG, "spool '%s': %s", sp->name, sp->reason);
+			}
 			sp->pos = (size_t)(c.p - sp->raw);
 			if (ret->type == PROF_RECORD_TRAILER) {
 				sp->state = PROF_SPOOL_STATE_FINISHED;
