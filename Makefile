@@ -127,7 +127,9 @@ $(O)/unwind-replay: $(O)/tests/tools/unwind-replay.o $(O)/libprof.a
 $(O)/hottest: $(O)/examples/hottest.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
-$(O)/fuzz-replay: $(O)/tests/fuzz/fuzz-spool.o $(O)/tests/fuzz/replay.o $(O)/libprof.a
+FUZZ_SRCS := tests/fuzz/fuzz-spool.c tests/fuzz/mutate.c tests/fuzz/spool_image.c
+
+$(O)/fuzz-replay: $(FUZZ_SRCS:%.c=$(O)/%.o) $(O)/tests/fuzz/replay.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
 $(O)/targets/%: tests/targets/%.c
@@ -157,13 +159,15 @@ demo: $(BIN) $(O)/targets/ladder
 	./$(BIN) record -o $(O)/demo.spool -- $(O)/targets/ladder 2
 	./$(BIN) report $(O)/demo.spool
 
-# libFuzzer over the spool reader, seeded with tests/fuzz/corpus.
+# libFuzzer over the spool reader, seeded with tests/fuzz/corpus.  The reader
+# is the one prof ships, checksums and all: the structure-aware mutator
+# (tests/fuzz/mutate.c) redoes them, so what it finds replays anywhere.
 fuzz: $(O)/flamegraph_js.h
 	@.ci/deps fuzz
 	@mkdir -p $(O)/fuzz-corpus
-	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib -I$(O) \
+	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -Ilib -I$(O) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$(LIB_SRCS) tests/fuzz/fuzz-spool.c -o $(O)/fuzz-spool $(PROF_LIBS)
+		$(LIB_SRCS) $(FUZZ_SRCS) -o $(O)/fuzz-spool $(PROF_LIBS)
 	$(O)/fuzz-spool -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
 		$(O)/fuzz-corpus tests/fuzz/corpus
 

@@ -63,16 +63,6 @@ static int reserve_bytes(uint8_t **p, size_t *cap, size_t need)
 	return r;
 }
 
-/*
- * Fuzzing builds skip the checksums, so that the fuzzer reaches the record
- * decoder instead of spending itself on CRCs; everything else is checked.
- */
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define crc_ok(ok) ((void)(ok), true)
-#else
-#define crc_ok(ok) (ok)
-#endif
-
 /* Decode and check the stored payload into sp->raw; NULL or the reason. */
 static const char *unpack(struct prof_spool *sp, uint8_t enc, uint32_t stored, uint32_t raw)
 {
@@ -130,7 +120,7 @@ static int load_block(struct prof_spool *sp)
 	stored = bh.stored_len;
 	raw = bh.raw_len;
 	why = bh.magic != SPOOL_BLOCK_MAGIC ? "bad block magic"
-	      : !crc_ok(header_crc_ok) ? "header checksum mismatch"
+	      : !header_crc_ok ? "header checksum mismatch"
 	      : bh.encoding > SPOOL_ENC_DEFLATE ? "unknown block encoding"
 	      : bh.reserved[0] || bh.reserved[1] || bh.reserved[2]
 			? "reserved header bytes are not zero"
@@ -156,7 +146,7 @@ static int load_block(struct prof_spool *sp)
 	r = read_at(sp, sp->stored, stored, off + sizeof(h));
 	if (r < 0)
 		return r;
-	if (!crc_ok(bh.payload_crc == (uint32_t)crc32(0, sp->stored, stored)))
+	if (bh.payload_crc != (uint32_t)crc32(0, sp->stored, stored))
 		why = "payload checksum mismatch";
 	else
 		why = unpack(sp, bh.encoding, stored, raw);

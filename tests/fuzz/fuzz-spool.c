@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz-spool.c - libFuzzer entry point for the spool reader: any byte
- * string must give an error or a (partial) read, never a crash, a hang or
- * an unbounded allocation.  It also walks every sample's stack to the root
- * and looks up every definition, and then writes every report format of
- * what it read (to /dev/null), as prof report would: ungrouped, by thread
- * and by process, plain and inverted; a spool with off-CPU intervals
- * weighed by wall time.
+ * string must give an error at open or a (partial) read, never a crash, a
+ * hang or an unbounded allocation; and once open, reading never fails but
+ * for want of memory: prof_spool_next() stops at a bad block with 0 and
+ * says why in the status (prof.h), so that a report shows what came
+ * before.  It also walks every sample's stack to the root and looks up
+ * every definition, and then writes every report format of what it read
+ * (to /dev/null), as prof report would: ungrouped, by thread and by
+ * process, plain and inverted; a spool with off-CPU intervals weighed by
+ * wall time.  mutate.c gives libFuzzer its inputs.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct prof_spool *sp = NULL;
 	struct prof_record ev;
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
-	int g, ok = 1;
+	int g, ok = 1, r;
 
 	if (fd < 0)
 		return 0;
@@ -79,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (g = 0; g < PROF_GROUP__COUNT; g++)
 			if (prof_spool_meta(sp)->flags & PROF_META_OFFCPU)
 				prof_profile_weigh(p[g], PROF_WEIGHT_WALL);
-		while (prof_spool_next(sp, &ev) > 0) {
+		while ((r = prof_spool_next(sp, &ev)) > 0) {
 			if (ev.type == PROF_RECORD_OFFCPU) {
 				walk_stack(sp, ev.offcpu->stack);
 				walk_stack(sp, ev.offcpu->user_stack);
@@ -97,7 +101,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					prof_profile_add_spool_sample(p[g], sp, ev.sample);
 			}
 		}
+		/* a bad block is never an error: it ends reading, the status says why */
+		if (r < 0 && r != -ENOMEM) {
+			fprintf(stderr, "prof_spool_next: %d: %s\n", r, prof_errmsg());
+			abort();
+		}
 		prof_spool_status(sp, &st);
+		if ((st.state == PROF_SPOOL_STATE_CUT || st.state == PROF_SPOOL_STATE_CORRUPT) &&
+		    !st.reason[0])
+			abort();
 		for (g = 0; g < PROF_GROUP__COUNT; g++)
 			write_reports(sp, p[g]);
 	}

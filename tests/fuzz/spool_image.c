@@ -292,6 +292,24 @@ int spool_image_build(const struct spool_image *img, uint8_t **ret, size_t *ret_
 	return 0;
 }
 
+void spool_reseal(uint8_t *p, size_t len)
+{
+	size_t off = SPOOL_HEADER_LEN;
+
+	while (off < len && len - off >= SPOOL_BLOCK_HEADER_LEN) {
+		struct spool_block_header h;
+		uint8_t *b = p + off;
+
+		spool_block_header_unpack(b, &h);
+		if (h.magic != SPOOL_BLOCK_MAGIC ||
+		    h.stored_len > len - off - SPOOL_BLOCK_HEADER_LEN)
+			return;
+		h.payload_crc = (uint32_t)crc32(0, b + SPOOL_BLOCK_HEADER_LEN, h.stored_len);
+		spool_block_header_pack(b, &h);
+		off += SPOOL_BLOCK_HEADER_LEN + h.stored_len;
+	}
+}
+
 /* ---- fields ---------------------------------------------------------- */
 
 /*
@@ -378,6 +396,17 @@ enum ref_kind record_defines(uint64_t tag)
 	}
 }
 
+static enum ref_kind ref_of(char type)
+{
+	switch (type) {
+	case 'P': return REF_PROCESS;
+	case 'T': return REF_THREAD;
+	case 'M': return REF_MODULE;
+	case 'F': return REF_FRAME;
+	default: return REF_STACK;
+	}
+}
+
 struct walk {
 	const uint8_t *body, *p, *end;
 	struct record_field *fields;
@@ -441,9 +470,7 @@ size_t record_fields(uint64_t tag, const uint8_t *body, size_t len, struct recor
 		case 'M':
 		case 'F':
 		case 'S':
-			ok = walk_field(&w, FIELD_REF, f->type == 'P' ? REF_PROCESS
-					: f->type == 'T' ? REF_THREAD : f->type == 'M' ? REF_MODULE
-					: f->type == 'F' ? REF_FRAME : REF_STACK, f->name);
+			ok = walk_field(&w, FIELD_REF, ref_of(f->type), f->name);
 			break;
 		case 'R':
 			ok = first == PROF_FRAME_USER || first == PROF_FRAME_ANON
@@ -473,6 +500,43 @@ size_t record_fields(uint64_t tag, const uint8_t *body, size_t len, struct recor
 			first = w.last;
 	}
 	return w.n;
+}
+
+size_t record_schema(uint64_t tag, struct record_field *fields, size_t max)
+{
+	const struct field_spec *f = schema_of(tag);
+	size_t n = 0;
+
+	for (; f && f->type && n < max; f++) {
+		enum field_type type = FIELD_UV;
+		enum ref_kind ref = REF__COUNT;
+
+		switch (f->type) {
+		case 'v':
+			type = FIELD_SV;
+			break;
+		case 's':
+			type = FIELD_STR;
+			break;
+		case 'a':
+		case 'p':
+			type = FIELD_COUNT;
+			break;
+		case 'P':
+		case 'T':
+		case 'M':
+		case 'F':
+		case 'S':
+			type = FIELD_REF;
+			ref = ref_of(f->type);
+			break;
+		}
+		fields[n++] = (struct record_field){ .name = f->name, .type = type, .ref = ref };
+		if (f->type == '*' && n < max)
+			fields[n++] = (struct record_field){ .name = "value", .type = FIELD_UV,
+							     .ref = REF__COUNT };
+	}
+	return n;
 }
 
 bool image_record_field(const struct image_record *r, const char *name, struct record_field *ret)

@@ -42,6 +42,13 @@ struct spool_image {
 };
 
 /*
+ * Redo, in place, the checksums of every block of the LEN bytes at P whose
+ * header has the block magic and a payload that fits: what a change of a
+ * few bytes broke, mended, so that the reader looks further.
+ */
+void spool_reseal(uint8_t *p, size_t len);
+
+/*
  * Take the LEN bytes at P apart into IMG (which the caller releases, also
  * on error).  Checksums are not checked: they are redone on build.  Blocks
  * are taken while their header's lengths hold and their payload inflates
@@ -104,6 +111,13 @@ struct record_field {
  */
 size_t record_fields(uint64_t tag, const uint8_t *body, size_t len, struct record_field *fields,
 		     size_t max);
+
+/*
+ * The fields a body of tag TAG has, without a body: their names and types
+ * into FIELDS (at most MAX), a list's count standing for the list, the
+ * TRAILER's pairs for one pair.  How many there are.
+ */
+size_t record_schema(uint64_t tag, struct record_field *fields, size_t max);
 
 /* The field named NAME of R into *RET: true if R's body has it. */
 bool image_record_field(const struct image_record *r, const char *name, struct record_field *ret);
