@@ -97,7 +97,14 @@ static void put_str(struct buf *b, const char *s)
 	put_bytes(b, s ? s : "", str_len(s));
 }
 
-/* Start a record whose body needs at most EXTRA bytes beyond 64 of varints. */
+/*
+ * The varints of a record's fixed part, at most: a MODULE's eleven take 90
+ * bytes at the most.  What a record has beyond them (strings, META's and
+ * the TRAILER's lists) its encoder asks for as extra.
+ */
+#define REC_FIXED_MAX 96
+
+/* Start a record whose body needs at most EXTRA bytes beyond REC_FIXED_MAX of varints. */
 static int rec_begin(struct prof_spool_writer *w, size_t extra)
 {
 	if (w->error)
@@ -105,7 +112,7 @@ static int rec_begin(struct prof_spool_writer *w, size_t extra)
 	if (w->finished)
 		return error_setx(-EINVAL, "spool writer already finished");
 	w->rec.len = 0;
-	return buf_reserve(&w->rec, 96 + extra);
+	return buf_reserve(&w->rec, REC_FIXED_MAX + extra);
 }
 
 /*
@@ -694,30 +701,33 @@ uint64_t spool_writer_samples_written(const struct prof_spool_writer *w)
 
 int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_counters *c)
 {
+#define COUNTER(key, member) { key, offsetof(struct prof_counters, member), false }
+#define COUNTER_V2(key, member) { key, offsetof(struct prof_counters, member), true }
 	static const struct {
 		uint8_t key;
 		size_t off;
+		bool v2;	/* written to version 2 (off-CPU) spools only */
 	} fields[] = {
-		{ SPOOL_CNT_SAMPLES, offsetof(struct prof_counters, samples) },
-		{ SPOOL_CNT_SAMPLE_EVENTS, offsetof(struct prof_counters, sample_events) },
-		{ SPOOL_CNT_EMPTY_STACKS, offsetof(struct prof_counters, empty_stacks) },
-		{ SPOOL_CNT_TRUNCATED_STACKS, offsetof(struct prof_counters, truncated_stacks) },
-		{ SPOOL_CNT_PROCESSES, offsetof(struct prof_counters, processes) },
-		{ SPOOL_CNT_THREADS, offsetof(struct prof_counters, threads) },
-		{ SPOOL_CNT_LIFECYCLE_GAPS, offsetof(struct prof_counters, lifecycle_gaps) },
-		{ SPOOL_CNT_RECONCILIATIONS, offsetof(struct prof_counters, reconciliations) },
-		{ SPOOL_CNT_MONO_END, offsetof(struct prof_counters, mono_end_ns) },
-		{ SPOOL_CNT_WALL_END, offsetof(struct prof_counters, wall_end_ns) },
-		{ SPOOL_CNT_FRAMES, offsetof(struct prof_counters, frames) },
-		/* version 2 only, from here on */
-		{ SPOOL_CNT_OFFCPU_INTERVALS, offsetof(struct prof_counters, offcpu_intervals) },
-		{ SPOOL_CNT_OFFCPU_NS, offsetof(struct prof_counters, offcpu_ns) },
-		{ SPOOL_CNT_OFFCPU_UNSAMPLED, offsetof(struct prof_counters, offcpu_unsampled) },
-		{ SPOOL_CNT_SWITCH_EVENTS, offsetof(struct prof_counters, switch_events) },
-		{ SPOOL_CNT_OFFCPU_TRUNCATED, offsetof(struct prof_counters, offcpu_truncated) },
+		COUNTER(SPOOL_CNT_SAMPLES, samples),
+		COUNTER(SPOOL_CNT_SAMPLE_EVENTS, sample_events),
+		COUNTER(SPOOL_CNT_EMPTY_STACKS, empty_stacks),
+		COUNTER(SPOOL_CNT_TRUNCATED_STACKS, truncated_stacks),
+		COUNTER(SPOOL_CNT_PROCESSES, processes),
+		COUNTER(SPOOL_CNT_THREADS, threads),
+		COUNTER(SPOOL_CNT_LIFECYCLE_GAPS, lifecycle_gaps),
+		COUNTER(SPOOL_CNT_RECONCILIATIONS, reconciliations),
+		COUNTER(SPOOL_CNT_MONO_END, mono_end_ns),
+		COUNTER(SPOOL_CNT_WALL_END, wall_end_ns),
+		COUNTER(SPOOL_CNT_FRAMES, frames),
+		COUNTER_V2(SPOOL_CNT_OFFCPU_INTERVALS, offcpu_intervals),
+		COUNTER_V2(SPOOL_CNT_OFFCPU_NS, offcpu_ns),
+		COUNTER_V2(SPOOL_CNT_OFFCPU_UNSAMPLED, offcpu_unsampled),
+		COUNTER_V2(SPOOL_CNT_SWITCH_EVENTS, switch_events),
+		COUNTER_V2(SPOOL_CNT_OFFCPU_TRUNCATED, offcpu_truncated),
 	};
+#undef COUNTER
+#undef COUNTER_V2
 	/* a version 1 spool stays as it was: no off-CPU counters, no lost kind of theirs */
-	size_t nfields = w->offcpu ? ARRAY_SIZE(fields) : ARRAY_SIZE(fields) - 5;
 	size_t nlost = w->offcpu ? PROF_LOST__COUNT : PROF_LOST_SWITCH_SAMPLES;
 	size_t i;
 	int r = rec_begin(w, (ARRAY_SIZE(fields) + PROF_LOST__COUNT + PROF_UNWIND__COUNT +
@@ -725,7 +735,9 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 
 	if (r < 0)
 		return r;
-	for (i = 0; i < nfields; i++) {
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		if (fields[i].v2 && !w->offcpu)
+			continue;
 		put_u(&w->rec, fields[i].key);
 		put_u(&w->rec, *(const uint64_t *)((const char *)c + fields[i].off));
 	}
@@ -814,5 +826,11 @@ int spool_writer_each_stack(const struct prof_spool_writer *w,
 
 uint32_t spool_writer_count(const struct prof_spool_writer *w, enum spool_count_kind kind)
 {
-	return kind == SPOOL_COUNT_PROCESSES ? w->nprocesses : w->nmodules;
+	switch (kind) {
+	case SPOOL_COUNT_PROCESSES:
+		return w->nprocesses;
+	case SPOOL_COUNT_MODULES:
+		return w->nmodules;
+	}
+	return 0;	/* no kind of definition */
 }
