@@ -2,7 +2,7 @@
 /*
  * model.c - names and small helpers for the data model of prof.h, shared by
  * the spool reader, the reports and the recorder so that every place prints
- * the same words for the same cause.
+ * the same words for the same cause; and which weights a recording allows.
  */
 #include <string.h>
 
@@ -78,6 +78,22 @@ int prof_weight_parse(const char *name)
 			return i;
 	return error_setx(-EINVAL, "'%s' is not a weight; the weights are: cpu, off-cpu, wall",
 			  name ? name : "");
+}
+
+int meta_check_weight(const struct prof_meta *m, enum prof_weight w)
+{
+	if ((unsigned)w >= PROF_WEIGHT__COUNT)
+		return error_setx(-EINVAL, "unknown weight %u", (unsigned)w);
+	if (w != PROF_WEIGHT_CPU && !(m->flags & PROF_META_OFFCPU))
+		return error_setx(-EINVAL, "--weight=%s needs off-CPU intervals, and this spool "
+				  "has none: record with prof record --off-cpu",
+				  prof_weight_name(w));
+	/* a clock's period is ns; a cycle count is not time */
+	if (w == PROF_WEIGHT_WALL && strcmp(m->event, "cpu-clock") && strcmp(m->event, "task-clock"))
+		return error_setx(-EINVAL, "--weight=wall adds up the periods of CPU samples as "
+				  "time, and this spool's event, %s, does not count time: "
+				  "record with -e cpu-clock", m->event);
+	return 0;
 }
 
 const char *prof_offcpu_state_name(unsigned state)

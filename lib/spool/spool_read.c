@@ -328,24 +328,6 @@ int prof_spool_has_writer(const struct prof_spool *sp)
 	return r < 0 ? -ENOTSUP : r;
 }
 
-int prof_spool_check_weight(const struct prof_spool *sp, enum prof_weight w)
-{
-	const struct prof_meta *m = prof_spool_meta(sp);
-
-	if ((unsigned)w >= PROF_WEIGHT__COUNT)
-		return error_setx(-EINVAL, "unknown weight %u", (unsigned)w);
-	if (w != PROF_WEIGHT_CPU && !(m->flags & PROF_META_OFFCPU))
-		return error_setx(-EINVAL, "--weight=%s needs off-CPU intervals, and this spool "
-				  "has none: record with prof record --off-cpu",
-				  prof_weight_name(w));
-	/* a clock's period is ns; a cycle count is not time */
-	if (w == PROF_WEIGHT_WALL && strcmp(m->event, "cpu-clock") && strcmp(m->event, "task-clock"))
-		return error_setx(-EINVAL, "--weight=wall adds up the periods of CPU samples as "
-				  "time, and this spool's event, %s, does not count time: "
-				  "record with -e cpu-clock", m->event);
-	return 0;
-}
-
 const struct prof_meta *prof_spool_meta(const struct prof_spool *sp)
 {
 	return &sp->meta;
