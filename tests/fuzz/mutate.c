@@ -63,6 +63,13 @@ static const int64_t signed_boundaries[] = {
 	INT64_MIN, INT64_MAX, -(1ll << 55), 1ll << 55,
 };
 
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static uint64_t pick_boundary(struct rng *r)
+{
+	return boundaries[below(r, COUNT_OF(boundaries))];
+}
+
 /* A new value for a varint field of type TYPE that holds V. */
 static uint64_t pick_value(struct rng *r, enum field_type type, uint64_t v)
 {
@@ -75,11 +82,10 @@ static uint64_t pick_value(struct rng *r, enum field_type type, uint64_t v)
 		return below(r, 16);
 	case 3:
 		if (type == FIELD_SV)
-			return spool_zigzag(signed_boundaries[below(r, sizeof(signed_boundaries) /
-							       sizeof(signed_boundaries[0]))]);
+			return spool_zigzag(signed_boundaries[below(r, COUNT_OF(signed_boundaries))]);
 		/* fall through */
 	case 4:
-		return boundaries[below(r, sizeof(boundaries) / sizeof(boundaries[0]))];
+		return pick_boundary(r);
 	default:
 		return rnd(r) >> below(r, 64);
 	}
@@ -114,8 +120,7 @@ static uint64_t pick_tag(struct rng *r)
 	case 2:
 		return SPOOL_TAG_OFFCPU + 1 + below(r, SPOOL_TAG_OPTIONAL - SPOOL_TAG_OFFCPU - 1);
 	default:
-		return below(r, 2) ? SPOOL_TAG_OPTIONAL + below(r, 64)
-				   : boundaries[below(r, sizeof(boundaries) / sizeof(boundaries[0]))];
+		return below(r, 2) ? SPOOL_TAG_OPTIONAL + below(r, 64) : pick_boundary(r);
 	}
 }
 
@@ -348,9 +353,7 @@ static int mutate_once(struct rng *r, struct spool_image *img)
 		return 0;
 	case 7:
 		rec->len_lie = true;
-		rec->len_field = below(r, 2) ? rec->len + 1 - 2 * below(r, 2)
-					     : boundaries[below(r, sizeof(boundaries) /
-							       sizeof(boundaries[0]))];
+		rec->len_field = below(r, 2) ? rec->len + 1 - 2 * below(r, 2) : pick_boundary(r);
 		return 0;
 	case 8:
 		return mutate_encoding(r, rec);
