@@ -40,22 +40,19 @@ static void walk_stack(const struct prof_spool *sp, uint32_t id)
 }
 
 /* Every format of the report of SP, whose records were all read into P, inverted too. */
-static void write_reports(const struct prof_spool *sp, const struct prof_profile *p)
+static void write_reports(const struct prof_spool *sp, const struct prof_profile *p,
+			  struct prof_symbolizer *sym)
 {
 	struct prof_report_opts o = { .sz = sizeof(o), .title = "fuzz" };
-	struct prof_symbolizer *sym;
 	FILE *out = fopen("/dev/null", "w");
 	int inverted;
 
 	if (!out)
 		return;
-	if (prof_symbolizer_new(sp, &sym) == 0) {
-		for (inverted = 0; inverted < 2; inverted++) {
-			o.inverted = inverted;
-			for (o.format = 0; o.format < PROF_REPORT__COUNT; o.format++)
-				prof_report_write(out, sp, p, sym, &o);
-		}
-		prof_symbolizer_free(sym);
+	for (inverted = 0; inverted < 2; inverted++) {
+		o.inverted = inverted;
+		for (o.format = 0; o.format < PROF_REPORT__COUNT; o.format++)
+			prof_report_write(out, sp, p, sym, &o);
 	}
 	fclose(out);
 }
@@ -65,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct prof_profile *p[PROF_GROUP__COUNT] = { NULL };
 	struct prof_spool_status st;
 	struct prof_spool *sp = NULL;
+	struct prof_symbolizer *sym;
 	struct prof_record ev;
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
 	int g, ok = 1, r;
@@ -110,8 +108,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((st.state == PROF_SPOOL_STATE_CUT || st.state == PROF_SPOOL_STATE_CORRUPT) &&
 		    !st.reason[0])
 			abort();
-		for (g = 0; g < PROF_GROUP__COUNT; g++)
-			write_reports(sp, p[g]);
+		/* one symbolizer for the three, as prof report has: it reads the spool's files */
+		if (prof_symbolizer_new(sp, &sym) == 0) {
+			for (g = 0; g < PROF_GROUP__COUNT; g++)
+				write_reports(sp, p[g], sym);
+			prof_symbolizer_free(sym);
+		}
 	}
 	for (g = 0; g < PROF_GROUP__COUNT; g++)
 		prof_profile_free(p[g]);
