@@ -53,7 +53,7 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(O)/%.o)
 TARGETS := $(TARGET_SRCS:tests/targets/%.c=$(O)/targets/%) \
 	$(TARGET_CXX_SRCS:tests/targets/%.cpp=$(O)/targets/%)
 TARGET_LIBS := $(TARGET_LIB_SRCS:tests/targets/%.c=$(O)/targets/%.so)
-TOOLS := $(O)/spoolgen $(O)/trickle $(O)/livegen $(O)/rectail $(O)/fuzz-replay $(O)/hottest \
+TOOLS := $(O)/spoolgen $(O)/spooledit $(O)/trickle $(O)/livegen $(O)/rectail $(O)/fuzz-replay $(O)/hottest \
 	$(O)/unwind-replay
 
 .PHONY: all check demo install clean distclean fuzz tests abi-baseline
@@ -98,11 +98,16 @@ $(SHLIB): $(LIB_OBJS) lib/libprof.map
 $(BIN): $(CMD_OBJS) $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CMD_OBJS) $(O)/libprof.a $(PROF_LIBS)
 
-$(O)/unit-tests: $(UNIT_OBJS) $(O)/libprof.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJS) $(O)/libprof.a $(PROF_LIBS)
+# tests/fuzz/spool_image.c takes spools apart and puts them back together:
+# for the fuzzer's mutator, its replay, the unit tests and spooledit.
+$(O)/unit-tests: $(UNIT_OBJS) $(O)/tests/fuzz/spool_image.o $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
 $(O)/spoolgen: $(O)/tests/tools/spoolgen.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
+
+$(O)/spooledit: $(O)/tests/tools/spooledit.o $(O)/tests/fuzz/spool_image.o
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lz
 
 # trickle copies a file a few bytes at a time; livegen writes a long
 # synthetic live spool (bench/tail-memory); rectail drives a recorder's tail.
@@ -122,7 +127,9 @@ $(O)/unwind-replay: $(O)/tests/tools/unwind-replay.o $(O)/libprof.a
 $(O)/hottest: $(O)/examples/hottest.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
-$(O)/fuzz-replay: $(O)/tests/fuzz/fuzz-spool.o $(O)/tests/fuzz/replay.o $(O)/libprof.a
+FUZZ_SRCS := tests/fuzz/fuzz-spool.c tests/fuzz/mutate.c tests/fuzz/spool_image.c
+
+$(O)/fuzz-replay: $(FUZZ_SRCS:%.c=$(O)/%.o) $(O)/tests/fuzz/replay.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
 $(O)/targets/%: tests/targets/%.c
@@ -160,13 +167,15 @@ abi-baseline: $(SHLIB)
 		--drop-private-types --no-corpus-path --no-comp-dir-path \
 		--out-file tests/abi/$(SONAME).abi $(SHLIB)
 
-# libFuzzer over the spool reader, seeded with tests/fuzz/corpus.
+# libFuzzer over the spool reader, seeded with tests/fuzz/corpus.  The reader
+# is the one prof ships, checksums and all: the structure-aware mutator
+# (tests/fuzz/mutate.c) redoes them, so what it finds replays anywhere.
 fuzz: $(O)/flamegraph_js.h
 	@.ci/deps fuzz
 	@mkdir -p $(O)/fuzz-corpus
-	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib -I$(O) \
+	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -Ilib -I$(O) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$(LIB_SRCS) tests/fuzz/fuzz-spool.c -o $(O)/fuzz-spool $(PROF_LIBS)
+		$(LIB_SRCS) $(FUZZ_SRCS) -o $(O)/fuzz-spool $(PROF_LIBS)
 	$(O)/fuzz-spool -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
 		$(O)/fuzz-corpus tests/fuzz/corpus
 

@@ -9,6 +9,8 @@
 #include <argp.h>
 #include <stdbool.h>
 
+#include "prof.h"
+
 #define PROF_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
 /* Exit codes, documented in every man page and in --help. */
@@ -35,6 +37,12 @@ extern const struct prof_cmd cmd_tail;
 void err_msg(const char *fmt, ...) PROF_PRINTF(1, 2);
 /* "prof: warning: <msg>" on stderr, unless quiet. */
 void warn_msg(const char *fmt, ...) PROF_PRINTF(1, 2);
+
+/*
+ * Whether SP can be weighed by W: 0, or -EINVAL with the error printed as
+ * a user of --weight reads it, with how to record what it needs.
+ */
+int check_weight(const struct prof_spool *sp, enum prof_weight w);
 
 /* 0 quiet (errors only), 1 normal (warnings), 2 info, 3 debug. */
 void set_verbosity(int level);

@@ -51,6 +51,17 @@ void warn_msg(const char *fmt, ...)
 	va_end(ap);
 }
 
+int check_weight(const struct prof_spool *sp, enum prof_weight w)
+{
+	int r = prof_spool_check_weight(sp, w);
+
+	if (r < 0)
+		err_msg("--weight=%s: %s; record with %s", prof_weight_name(w) ?: "?",
+			prof_errmsg(), prof_spool_meta(sp)->flags & PROF_META_OFFCPU
+					       ? "-e cpu-clock" : "prof record --off-cpu");
+	return r;
+}
+
 static void print_log(enum prof_log_level level, const char *msg, void *ctx)
 {
 	(void)ctx;

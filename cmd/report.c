@@ -427,10 +427,11 @@ static int side_read(struct side *s, struct report_args *args)
 	int r;
 
 	r = prof_spool_open_many(s->paths, s->npaths, &s->sp);
-	if (r == 0)
-		r = prof_spool_check_weight(s->sp, args->filter_opts.weight);
 	if (r < 0)
 		goto fail;
+	r = check_weight(s->sp, args->filter_opts.weight);
+	if (r < 0)
+		return r;	/* printed as --weight's */
 	/* first, so that a --debuginfod that cannot work fails before any reading */
 	r = prof_symbolizer_new(s->sp, &args->sym, &s->sym);
 	if (r == 0)

@@ -179,10 +179,17 @@ static int follow(const struct tail_args *a, struct prof_tail *t, struct prof_ta
 {
 	double now = now_s(), last_new = now, next_print = now + a->interval, until;
 	PROF_OPTS(prof_tail_batch, b);
+	bool weighed = false;
 	int r;
 
 	for (;;) {
 		r = prof_tail_poll(t, &b);
+		/* once there is a spool: whether it can be weighed so, said as --weight's */
+		if (r >= 0 && !weighed && prof_tail_spool(t)) {
+			if (check_weight(prof_tail_spool(t), a->weight) < 0)
+				return EXIT_FAIL;
+			weighed = true;
+		}
 		if (r >= 0)
 			r = prof_tail_view_add(v, t, &b, stdout);
 		if (r < 0)

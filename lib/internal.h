@@ -47,6 +47,13 @@ int grow_array_zeroed(void **arr, size_t *cap, size_t need, size_t size);
  */
 void counters_add(struct prof_counters *sum, const struct prof_counters *c, int sign);
 
+/*
+ * Whether a recording of metadata M can be weighed by W: 0, or -EINVAL with
+ * the message saying why not.  prof_spool_check_weight() (report/) for the
+ * report, and the live view (tail/, which may not use report/) both ask.
+ */
+int meta_check_weight(const struct prof_meta *m, enum prof_weight w);
+
 /* The time of CLOCK now, in ns. */
 static inline uint64_t clock_ns(clockid_t clock)
 {

@@ -2,7 +2,7 @@
 /*
  * model.c - names and small helpers for the data model of prof.h, shared by
  * the spool reader, the reports and the recorder so that every place prints
- * the same words for the same cause.
+ * the same words for the same cause; and which weights a recording allows.
  */
 #include <stdio.h>
 #include <string.h>
@@ -87,6 +87,21 @@ int name_parse(const char *const *names, size_t n, const char *name, const char 
 int prof_weight_parse(const char *name)
 {
 	return name_parse(weight_names, WEIGHT_COUNT, name, "weight", "weights");
+}
+
+int meta_check_weight(const struct prof_meta *m, enum prof_weight w)
+{
+	if ((unsigned)w >= WEIGHT_COUNT)
+		return error_setx(-EINVAL, "unknown weight %u", (unsigned)w);
+	if (w != PROF_WEIGHT_CPU && !(m->flags & PROF_META_OFFCPU))
+		return error_setx(-EINVAL, "a report by %s time needs off-CPU intervals, and this "
+				  "spool has none", w == PROF_WEIGHT_WALL ? "wall" : "off-CPU");
+	/* a clock's period is ns; a cycle count is not time */
+	if (w == PROF_WEIGHT_WALL && strcmp(m->event, "cpu-clock") && strcmp(m->event, "task-clock"))
+		return error_setx(-EINVAL, "a report by wall time adds up the periods of CPU samples "
+				  "as time, and this spool's event, %s, does not count time",
+				  m->event);
+	return 0;
 }
 
 const char *prof_offcpu_state_name(unsigned state)

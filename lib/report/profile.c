@@ -53,6 +53,12 @@ enum prof_weight prof_profile_weight(const struct prof_profile *p)
 	return p->weight;
 }
 
+/* What a spool can be weighed by is the report's question, answered by the data model. */
+int prof_spool_check_weight(const struct prof_spool *sp, enum prof_weight w)
+{
+	return meta_check_weight(prof_spool_meta(sp), w);
+}
+
 static void count_time(struct prof_profile *p, const struct prof_sample *s, uint64_t weight)
 {
 	if (!p->samples++ || s->time_ns < p->first_ns)

@@ -113,7 +113,9 @@ static bool ref_ok(struct cursor *c, uint32_t ref, uint32_t count, bool zero_ok,
 	return false;
 }
 
-static bool get_time(struct prof_spool *sp, struct cursor *c, bool apply, uint64_t *ret)
+/* A time field: the clock moves on by its delta (modulo 2^64, as prof-spool(5) says). */
+static bool get_time(struct prof_spool *sp, struct cursor *c, const struct spool_counts *n,
+		     bool apply, uint64_t *ret)
 {
 	int64_t d;
 
@@ -121,17 +123,34 @@ static bool get_time(struct prof_spool *sp, struct cursor *c, bool apply, uint64
 		return false;
 	if (apply) {
 		sp->clock += (uint64_t)d;
-		*ret = sp->clock * sp->meta.time_unit_ns;
+		*ret = sp->clock * n->time_unit_ns;
 	}
 	return true;
 }
 
-static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
+/* A string field of META: its bytes and length. */
+struct meta_str {
+	const uint8_t *p;
+	size_t len;
+};
+
+static bool get_meta_str(struct cursor *c, struct meta_str *s)
+{
+	return get_str(c, &s->p, &s->len);
+}
+
+static char *meta_str_dup(const struct meta_str *s)
+{
+	return str_dup(s->p, s->len);
+}
+
+static int decode_meta(struct prof_spool *sp, struct cursor *c, struct spool_counts *n,
+		       bool apply)
 {
 	struct prof_meta *m = &sp->meta;
-	const uint8_t *s[6];
-	size_t l[6];
-	uint64_t v[8], unit, argc, npids, i;
+	struct meta_str arg, event, hostname, kernel_release, arch, prof_version;
+	uint64_t wall_start, mono_start, unit, freq, period, stack_bytes, page_size;
+	uint64_t argc, npids, i;
 	uint32_t flags;
 	int32_t pid;
 
@@ -148,9 +167,9 @@ static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
 			return error_setx(-ENOMEM, "out of memory");
 	}
 	for (i = 0; i < argc; i++) {
-		if (!get_str(c, &s[0], &l[0]))
+		if (!get_meta_str(c, &arg))
 			return -EBADMSG;
-		if (apply && !(sp->argv[i] = str_dup(s[0], l[0])))
+		if (apply && !(sp->argv[i] = meta_str_dup(&arg)))
 			return -ENOMEM;
 	}
 	if (!get_u(c, &npids))
@@ -170,16 +189,18 @@ static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
 		if (apply)
 			sp->pids[i] = (int32_t)pid;
 	}
-	if (!get_u(c, &v[1]) || !get_u(c, &v[2]) || !get_u(c, &unit) ||
-	    !get_str(c, &s[0], &l[0]) ||
-	    !get_u(c, &v[3]) || !get_u(c, &v[4]) || !get_u(c, &v[5]) ||
-	    !get_str(c, &s[1], &l[1]) || !get_str(c, &s[2], &l[2]) ||
-	    !get_str(c, &s[3], &l[3]) || !get_u(c, &v[6]) || !get_str(c, &s[4], &l[4]))
+	if (!get_u(c, &wall_start) || !get_u(c, &mono_start) || !get_u(c, &unit) ||
+	    !get_meta_str(c, &event) || !get_u(c, &freq) || !get_u(c, &period) ||
+	    !get_u(c, &stack_bytes) || !get_meta_str(c, &hostname) ||
+	    !get_meta_str(c, &kernel_release) || !get_meta_str(c, &arch) ||
+	    !get_u(c, &page_size) || !get_meta_str(c, &prof_version))
 		return -EBADMSG;
 	if (unit == 0 || unit > 1000000000u) {
 		c->err = "time unit outside 1 ns .. 1 s";
 		return -EBADMSG;
 	}
+	/* the records after it in its block are checked with it before it is applied */
+	n->time_unit_ns = unit;
 	if (!apply)
 		return 0;
 	m->flags = flags;
@@ -188,21 +209,19 @@ static int decode_meta(struct prof_spool *sp, struct cursor *c, bool apply)
 	m->argv = (const char *const *)sp->argv;
 	m->npids = npids;
 	m->pids = sp->pids;
-	m->wall_start_ns = v[1];
-	m->mono_start_ns = v[2];
-	m->freq_hz = v[3];
-	m->period = v[4];
-	m->stack_bytes = v[5];
-	m->page_size = v[6];
-	if (!(m->event = str_dup(s[0], l[0])) || !(m->hostname = str_dup(s[1], l[1])) ||
-	    !(m->kernel_release = str_dup(s[2], l[2])) || !(m->arch = str_dup(s[3], l[3])) ||
-	    !(m->prof_version = str_dup(s[4], l[4])))
+	m->wall_start_ns = wall_start;
+	m->mono_start_ns = mono_start;
+	m->freq_hz = freq;
+	m->period = period;
+	m->stack_bytes = stack_bytes;
+	m->page_size = page_size;
+	if (!(m->event = meta_str_dup(&event)) || !(m->hostname = meta_str_dup(&hostname)) ||
+	    !(m->kernel_release = meta_str_dup(&kernel_release)) ||
+	    !(m->arch = meta_str_dup(&arch)) || !(m->prof_version = meta_str_dup(&prof_version)))
 		return -ENOMEM;
 	sp->clock = m->mono_start_ns / unit;
 	return 0;
 }
-
-/* Make room for definition number N (1-based) in a table. */
 
 /* An exec or exit: every module of PROCESS is retired, each once in all. */
 void spool_retire_modules_of(struct prof_spool *sp, uint32_t process)
@@ -224,7 +243,7 @@ static int decode_process(struct prof_spool *sp, struct cursor *c, struct spool_
 	size_t l1, l2;
 	uint64_t t = 0;
 
-	if (!get_time(sp, c, apply, &t) || !get_s32(c, &p.pid) || !get_s32(c, &p.ppid) ||
+	if (!get_time(sp, c, n, apply, &t) || !get_s32(c, &p.pid) || !get_s32(c, &p.ppid) ||
 	    !get_u(c, &p.start_time_ns) || !get_str(c, &s1, &l1) || !get_str(c, &s2, &l2))
 		return -EBADMSG;
 	if (!apply) {
@@ -256,7 +275,7 @@ static int decode_thread(struct prof_spool *sp, struct cursor *c, struct spool_c
 	size_t l;
 	uint64_t t = 0;
 
-	if (!get_time(sp, c, apply, &t) || !get_u32(c, &th.process) ||
+	if (!get_time(sp, c, n, apply, &t) || !get_u32(c, &th.process) ||
 	    !ref_ok(c, th.process, n->processes, false, "thread of an undefined process") ||
 	    !get_s32(c, &th.tid) || !get_str(c, &s, &l))
 		return -EBADMSG;
@@ -292,7 +311,7 @@ static int decode_change(struct prof_spool *sp, struct cursor *c, enum spool_tag
 	uint64_t t = 0;
 	uint32_t ref;
 
-	if (!get_time(sp, c, apply, &t) || !get_u32(c, &ref) ||
+	if (!get_time(sp, c, n, apply, &t) || !get_u32(c, &ref) ||
 	    !ref_ok(c, ref, count, false, "event for an undefined id"))
 		return -EBADMSG;
 	if ((tag == SPOOL_TAG_THREAD_NAME || tag == SPOOL_TAG_EXEC) && !get_str(c, &s1, &l1))
@@ -364,7 +383,7 @@ static int decode_module(struct prof_spool *sp, struct cursor *c, struct spool_c
 	void *v;
 	int r;
 
-	if (!get_time(sp, c, apply, &t) || !get_u32(c, &m.process) ||
+	if (!get_time(sp, c, n, apply, &t) || !get_u32(c, &m.process) ||
 	    !ref_ok(c, m.process, n->processes, true, "module of an undefined process") ||
 	    !get_u(c, &m.start) || !get_u(c, &size) || !get_u(c, &m.pgoff) ||
 	    !get_u32(c, &m.flags) || !get_u32(c, &m.dev_major) || !get_u32(c, &m.dev_minor) ||
@@ -498,7 +517,7 @@ static int decode_sample(struct prof_spool *sp, struct cursor *c, struct spool_c
 
 	if (!apply)
 		s = &tmp;
-	if (!get_time(sp, c, apply, &s->time_ns) || !get_u32(c, &s->thread) ||
+	if (!get_time(sp, c, n, apply, &s->time_ns) || !get_u32(c, &s->thread) ||
 	    !ref_ok(c, s->thread, n->threads, false, "sample of an undefined thread") ||
 	    !get_u32(c, &s->stack) ||
 	    !ref_ok(c, s->stack, n->stacks, true, "sample of an undefined stack") ||
@@ -529,7 +548,7 @@ static int decode_offcpu(struct prof_spool *sp, struct cursor *c, struct spool_c
 		c->err = "off-CPU record in a version 1 spool";
 		return -EBADMSG;
 	}
-	if (!get_time(sp, c, apply, &o->time_ns) || !get_u32(c, &o->thread) ||
+	if (!get_time(sp, c, n, apply, &o->time_ns) || !get_u32(c, &o->thread) ||
 	    !ref_ok(c, o->thread, n->threads, false, "off-CPU interval of an undefined thread") ||
 	    !get_u32(c, &o->stack) ||
 	    !ref_ok(c, o->stack, n->stacks, true, "off-CPU interval of an undefined stack") ||
@@ -537,17 +556,24 @@ static int decode_offcpu(struct prof_spool *sp, struct cursor *c, struct spool_c
 	    !ref_ok(c, o->user_stack, n->stacks, true, "off-CPU interval of an undefined stack") ||
 	    !get_u(c, &units) || !get_u32(c, &o->cpu) || !get_u(c, &state) || !get_u(c, &end))
 		return -EBADMSG;
-	if (!state || state >= OFFCPU_STATE_COUNT || !end || end >= 256) {
+	/*
+	 * A state splits off-CPU time (blocked, runnable): one this reader does
+	 * not know would be time in no part, so it is invalid.  What ended an
+	 * interval only describes it: a newer writer's cause reads as unknown
+	 * (prof-spool(5)), up to the byte it is kept in.
+	 */
+	if (!state || state >= OFFCPU_STATE_COUNT || !end || end > UINT8_MAX) {
 		c->err = "bad off-CPU state or end";
+		return -EBADMSG;
+	}
+	/* META, the first record, set a unit of at least 1 */
+	if (units > UINT64_MAX / n->time_unit_ns) {
+		c->err = "off-CPU duration out of range";
 		return -EBADMSG;
 	}
 	if (!apply)
 		return 0;
-	if (units > UINT64_MAX / sp->meta.time_unit_ns) {
-		c->err = "off-CPU duration out of range";
-		return -EBADMSG;
-	}
-	o->duration_ns = units * sp->meta.time_unit_ns;
+	o->duration_ns = units * n->time_unit_ns;
 	if (!o->user_stack)
 		o->user_stack = o->stack;
 	o->state = (uint8_t)state;
@@ -560,14 +586,15 @@ static int decode_offcpu(struct prof_spool *sp, struct cursor *c, struct spool_c
 	return 0;
 }
 
-static int decode_lost(struct prof_spool *sp, struct cursor *c, bool apply,
-		       struct prof_record *ev)
+static int decode_lost(struct prof_spool *sp, struct cursor *c, const struct spool_counts *n,
+		       bool apply, struct prof_record *ev)
 {
 	uint64_t t = 0, kind, count;
 
-	if (!get_time(sp, c, apply, &t) || !get_u(c, &kind) || !get_u(c, &count))
+	if (!get_time(sp, c, n, apply, &t) || !get_u(c, &kind) || !get_u(c, &count))
 		return -EBADMSG;
-	if (kind == 0 || kind >= 256) {
+	/* a lost kind only names what was lost: a newer writer's reads as unknown */
+	if (kind == 0 || kind > UINT8_MAX) {
 		c->err = "bad lost-event kind";
 		return -EBADMSG;
 	}
@@ -701,7 +728,7 @@ int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *
 	memset(ev, 0, sizeof(*ev));
 	switch (tag) {
 	case SPOOL_TAG_META:
-		r = decode_meta(sp, &body, apply);
+		r = decode_meta(sp, &body, n, apply);
 		break;
 	case SPOOL_TAG_PROCESS:
 		r = decode_process(sp, &body, n, apply, ev);
@@ -729,7 +756,7 @@ int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *
 		r = decode_sample(sp, &body, n, apply, ev);
 		break;
 	case SPOOL_TAG_LOST:
-		r = decode_lost(sp, &body, apply, ev);
+		r = decode_lost(sp, &body, n, apply, ev);
 		break;
 	case SPOOL_TAG_OFFCPU:
 		r = decode_offcpu(sp, &body, n, apply, ev);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * spool_format.h - the byte layout of spool format v1, and the varint codec
- * both the writer and the reader use.  Only this header knows the layout;
- * man/prof-spool.5 is its specification and must change with it.
+ * spool_format.h - the byte layout of the spool format (versions 1 and 2):
+ * the file header, the block header, the record tags and trailer keys, and
+ * the varint codec, all that the writer and the reader share.  Only this
+ * header knows the layout; man/prof-spool.5 is its specification and must
+ * change with it.
  */
 #ifndef PROF_SPOOL_FORMAT_H
 #define PROF_SPOOL_FORMAT_H
@@ -11,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <zlib.h>
 
 /* File header: magic, u16 major, u16 minor, u32 flags (all little-endian). */
 #define SPOOL_MAGIC "\x89PRF\r\n\x1a\n"
@@ -151,6 +154,82 @@ static inline uint32_t spool_get_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	       (uint32_t)p[3] << 24;
+}
+
+static inline void spool_put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline uint16_t spool_get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* The fields of the file header after its magic. */
+struct spool_file_header {
+	uint16_t major, minor;
+	uint32_t flags;		/* none defined: a writer writes 0 */
+};
+
+/* The SPOOL_HEADER_LEN bytes of a file header, its magic first, into H. */
+static inline void spool_file_header_pack(uint8_t *h, const struct spool_file_header *f)
+{
+	memcpy(h, SPOOL_MAGIC, SPOOL_MAGIC_LEN);
+	spool_put_le16(h + 8, f->major);
+	spool_put_le16(h + 10, f->minor);
+	spool_put_le32(h + 12, f->flags);
+}
+
+/* The file header at H into *RET: false (*RET unset) when its magic is not a spool's. */
+static inline bool spool_file_header_unpack(const uint8_t *h, struct spool_file_header *ret)
+{
+	if (memcmp(h, SPOOL_MAGIC, SPOOL_MAGIC_LEN))
+		return false;
+	ret->major = spool_get_le16(h + 8);
+	ret->minor = spool_get_le16(h + 10);
+	ret->flags = spool_get_le32(h + 12);
+	return true;
+}
+
+/* The fields of a block header. */
+struct spool_block_header {
+	uint32_t magic;		/* SPOOL_BLOCK_MAGIC; packing writes it always */
+	uint32_t stored_len;	/* payload bytes in the file */
+	uint32_t raw_len;	/* bytes of records it decodes to */
+	uint8_t encoding;	/* enum spool_encoding */
+	uint8_t reserved[3];	/* zero */
+	uint32_t payload_crc;	/* crc32 of the stored payload */
+};
+
+#define SPOOL_BLOCK_HEADER_CRC_LEN 16	/* the bytes the header's own checksum covers */
+
+/* The SPOOL_BLOCK_HEADER_LEN bytes of block header B into H, its own checksum computed. */
+static inline void spool_block_header_pack(uint8_t *h, const struct spool_block_header *b)
+{
+	spool_put_le32(h, SPOOL_BLOCK_MAGIC);
+	spool_put_le32(h + 4, b->stored_len);
+	spool_put_le32(h + 8, b->raw_len);
+	h[12] = b->encoding;
+	memcpy(h + 13, b->reserved, sizeof(b->reserved));
+	spool_put_le32(h + 16, (uint32_t)crc32(0, h, SPOOL_BLOCK_HEADER_CRC_LEN));
+	spool_put_le32(h + 20, b->payload_crc);
+}
+
+/*
+ * The block header at H into *RET: true when its own checksum matches.
+ * Whether its fields make sense is the caller's to check.
+ */
+static inline bool spool_block_header_unpack(const uint8_t *h, struct spool_block_header *ret)
+{
+	ret->magic = spool_get_le32(h);
+	ret->stored_len = spool_get_le32(h + 4);
+	ret->raw_len = spool_get_le32(h + 8);
+	ret->encoding = h[12];
+	memcpy(ret->reserved, h + 13, sizeof(ret->reserved));
+	ret->payload_crc = spool_get_le32(h + 20);
+	return spool_get_le32(h + 16) == (uint32_t)crc32(0, h, SPOOL_BLOCK_HEADER_CRC_LEN);
 }
 
 #endif /* PROF_SPOOL_FORMAT_H */

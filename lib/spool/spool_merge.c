@@ -18,7 +18,10 @@
  * one: when its trailer is read, the next file of its series, if there is
  * one, is opened and read on.  A recorder publishes the next file before
  * it writes the trailer of the one before, so a trailer with no next file
- * after it ends the recording.
+ * after it ends the recording.  A next file that is no readable spool
+ * (damaged in its first block, foreign, of a newer version) is damage to
+ * the recording, as a bad block is to a file: reading stops there, as
+ * corrupt, with the reason, and is no error.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -397,6 +400,14 @@ static int append_next(struct prof_spool *sp, struct spool_merge *g)
 	} while (r == -ENOENT);
 	free(base);
 	free(after);
+	if (r == -EBADMSG || r == -ENOTSUP || r == -ENODATA || r == -EISDIR) {
+		/* its content, not the system: the recording is damaged there */
+		g->problem = true;
+		sp->state = PROF_SPOOL_STATE_CORRUPT;
+		snprintf(sp->reason, sizeof(sp->reason), "%.250s", prof_errmsg());
+		prof_errmsg_clear();
+		r = 0;
+	}
 	if (r <= 0) {
 		free(next);
 		return r;
@@ -505,8 +516,8 @@ static int translate(struct prof_spool *sp, struct spool_merge *g, struct prof_r
 		if (r < 0)
 			return r;
 		add_counters(&g->sum, ev->counters);
-		if (g->cur + 1 < g->nparts)
-			return 0;	/* the recording goes on in the next file */
+		if (g->cur + 1 < g->nparts || sp->state == PROF_SPOOL_STATE_CORRUPT)
+			return 0;	/* the recording goes on in the next file (if it can) */
 		sp->counters = g->sum;
 		sp->counters.sz = sizeof(sp->counters);
 		sp->n.trailer = true;

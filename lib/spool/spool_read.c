@@ -63,16 +63,6 @@ static int reserve_bytes(uint8_t **p, size_t *cap, size_t need)
 	return r;
 }
 
-/*
- * Fuzzing builds skip the checksums, so that the fuzzer reaches the record
- * decoder instead of spending itself on CRCs; everything else is checked.
- */
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define crc_ok(want, got) ((void)(want), (void)(got), true)
-#else
-#define crc_ok(want, got) ((want) == (got))
-#endif
-
 /* Decode and check the stored payload into sp->raw; NULL or the reason. */
 static const char *unpack(struct prof_spool *sp, uint8_t enc, uint32_t stored, uint32_t raw)
 {
@@ -95,8 +85,10 @@ static int load_block(struct prof_spool *sp)
 {
 	uint8_t h[SPOOL_BLOCK_HEADER_LEN];
 	uint64_t off = sp->offset, blk = sp->blocks + 1;
+	struct spool_block_header bh;
 	uint32_t stored, raw;
 	struct spool_counts n = sp->n;
+	bool header_crc_ok;
 	struct prof_record ev;
 	struct cursor c;
 	const char *why;
@@ -124,15 +116,16 @@ static int load_block(struct prof_spool *sp)
 	r = read_at(sp, h, sizeof(h), off);
 	if (r < 0)
 		return r;
-	stored = spool_get_le32(h + 4);
-	raw = spool_get_le32(h + 8);
-	why = spool_get_le32(h) != SPOOL_BLOCK_MAGIC ? "bad block magic"
-	      : !crc_ok(spool_get_le32(h + 16), (uint32_t)crc32(0, h, 16))
-			? "header checksum mismatch"
-	      : h[12] > SPOOL_ENC_DEFLATE		 ? "unknown block encoding"
-	      : h[13] || h[14] || h[15]			 ? "reserved header bytes are not zero"
+	header_crc_ok = spool_block_header_unpack(h, &bh);
+	stored = bh.stored_len;
+	raw = bh.raw_len;
+	why = bh.magic != SPOOL_BLOCK_MAGIC ? "bad block magic"
+	      : !header_crc_ok ? "header checksum mismatch"
+	      : bh.encoding > SPOOL_ENC_DEFLATE ? "unknown block encoding"
+	      : bh.reserved[0] || bh.reserved[1] || bh.reserved[2]
+			? "reserved header bytes are not zero"
 	      : stored > SPOOL_BLOCK_MAX || raw > SPOOL_BLOCK_MAX ? "block larger than 16 MiB"
-	      : h[12] == SPOOL_ENC_RAW && raw != stored ? "raw block with two sizes"
+	      : bh.encoding == SPOOL_ENC_RAW && raw != stored ? "raw block with two sizes"
 	      : (uint64_t)raw > (uint64_t)stored * SPOOL_DEFLATE_MAX_RATIO + 64
 			? "stated size beyond what deflate can produce"
 			: NULL;
@@ -153,10 +146,10 @@ static int load_block(struct prof_spool *sp)
 	r = read_at(sp, sp->stored, stored, off + sizeof(h));
 	if (r < 0)
 		return r;
-	if (!crc_ok(spool_get_le32(h + 20), (uint32_t)crc32(0, sp->stored, stored)))
+	if (bh.payload_crc != (uint32_t)crc32(0, sp->stored, stored))
 		why = "payload checksum mismatch";
 	else
-		why = unpack(sp, h[12], stored, raw);
+		why = unpack(sp, bh.encoding, stored, raw);
 	c = (struct cursor){ .p = sp->raw, .end = sp->raw + raw };
 	while (!why && c.p < c.end) {
 		const uint8_t *at = c.p;
@@ -207,10 +200,18 @@ static int spool_next(struct prof_spool *sp, struct prof_record *ret)
 			struct cursor c = { .p = sp->raw + sp->pos, .end = sp->raw + sp->raw_len };
 			int r = decode_record(sp, &c, &sp->n, true, ret);
 
-			/* the dry run passed, so only allocation can fail here */
-			if (r < 0)
-				return r == -ENOMEM ? r : error_setx(-EBADMSG, "spool '%s': %s",
-								     sp->name, c.err);
+			/*
+			 * The dry run passed, so only allocation can fail here;
+			 * anything else is a bug of this reader, said as such.
+			 */
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0) {
+				stop(sp, PROF_SPOOL_STATE_CORRUPT, "block %llu: record at byte %zu: "
+				     "%s, found only when applied", (unsigned long long)sp->blocks,
+				     sp->pos, c.err ? c.err : "invalid");
+				return error_setx(-EBADMSG, "spool '%s': %s", sp->name, sp->reason);
+			}
 			sp->pos = (size_t)(c.p - sp->raw);
 			if (ret->type == PROF_RECORD_TRAILER) {
 				sp->state = PROF_SPOOL_STATE_FINISHED;
@@ -244,6 +245,7 @@ int prof_spool_next(struct prof_spool *sp, struct prof_record *ret)
 int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret)
 {
 	uint8_t h[SPOOL_HEADER_LEN];
+	struct spool_file_header fh;
 	struct prof_spool *sp;
 	struct prof_record ev;
 	struct stat st;
@@ -282,19 +284,18 @@ int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret)
 	r = read_at(sp, h, sizeof(h), 0);
 	if (r < 0)
 		goto out_free;
-	if (memcmp(h, SPOOL_MAGIC, SPOOL_MAGIC_LEN)) {
+	if (!spool_file_header_unpack(h, &fh)) {
 		r = error_setx(-EBADMSG, "'%s' is not a prof spool", name);
 		goto out_free;
 	}
-	if ((h[8] != SPOOL_VERSION_MAJOR && h[8] != SPOOL_VERSION_MAJOR_OFFCPU) || h[9] || h[12] ||
-	    h[13] || h[14] || h[15]) {
+	if ((fh.major != SPOOL_VERSION_MAJOR && fh.major != SPOOL_VERSION_MAJOR_OFFCPU) ||
+	    fh.flags) {
 		r = error_setx(-ENOTSUP, "spool '%s' has format version %u.%u%s; this prof reads "
 			       "1.x and 2.x (a newer prof wrote it)",
-			       name, h[8] | h[9] << 8, h[10] | h[11] << 8,
-			       h[12] | h[13] | h[14] | h[15] ? " with unknown flags" : "");
+			       name, fh.major, fh.minor, fh.flags ? " with unknown flags" : "");
 		goto out_free;
 	}
-	sp->major = h[8];
+	sp->major = (uint8_t)fh.major;
 	sp->offset = sizeof(h);
 	r = load_block(sp);
 	if (r == 0) {
@@ -355,24 +356,6 @@ int prof_spool_has_writer(const struct prof_spool *sp)
 		return -ENOTSUP;
 	r = spool_file_has_writer(sp->fd);
 	return r < 0 ? -ENOTSUP : r;
-}
-
-int prof_spool_check_weight(const struct prof_spool *sp, enum prof_weight w)
-{
-	const struct prof_meta *m = prof_spool_meta(sp);
-
-	if ((unsigned)w >= WEIGHT_COUNT)
-		return error_setx(-EINVAL, "unknown weight %u", (unsigned)w);
-	if (w != PROF_WEIGHT_CPU && !(m->flags & PROF_META_OFFCPU))
-		return error_setx(-EINVAL, "--weight=%s needs off-CPU intervals, and this spool "
-				  "has none: record with prof record --off-cpu",
-				  prof_weight_name(w));
-	/* a clock's period is ns; a cycle count is not time */
-	if (w == PROF_WEIGHT_WALL && strcmp(m->event, "cpu-clock") && strcmp(m->event, "task-clock"))
-		return error_setx(-EINVAL, "--weight=wall adds up the periods of CPU samples as "
-				  "time, and this spool's event, %s, does not count time: "
-				  "record with -e cpu-clock", m->event);
-	return 0;
 }
 
 const struct prof_meta *prof_spool_meta(const struct prof_spool *sp)

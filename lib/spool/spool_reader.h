@@ -11,10 +11,16 @@
 
 #include "prof.h"
 
-/* How many definitions of each kind exist; the dry run advances a copy. */
+/*
+ * How many definitions of each kind exist, and what else of the records
+ * read so far a record's checks need; the dry run advances a copy, so that
+ * it checks a block's records against what the block itself defines (or
+ * META sets) before them, none of which is applied yet.
+ */
 struct spool_counts {
 	uint32_t processes, threads, modules, frames, stacks, symbols;
 	uint64_t records;
+	uint64_t time_unit_ns;	/* META's: 1 to 1e9 once it is read (META comes first) */
 	bool trailer;
 };
 
@@ -105,6 +111,8 @@ struct cursor {
  * Decode one record from C.  With APPLY false it only checks and advances
  * N; with APPLY true it also updates the tables and fills EV (type 0 for a
  * record that produces no event).  -EBADMSG with c->err set, or -ENOMEM.
+ * Every check is made in both passes, before anything is applied: a record
+ * that passed the dry run can fail to apply only for want of memory.
  */
 int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *n, bool apply,
 		  struct prof_record *ev);

@@ -97,7 +97,14 @@ static void put_str(struct buf *b, const char *s)
 	put_bytes(b, s ? s : "", str_len(s));
 }
 
-/* Start a record whose body needs at most EXTRA bytes beyond 64 of varints. */
+/*
+ * The varints of a record's fixed part, at most: a MODULE's eleven take 90
+ * bytes at the most.  What a record has beyond them (strings, META's and
+ * the TRAILER's lists) its encoder asks for as extra.
+ */
+#define REC_FIXED_MAX 96
+
+/* Start a record whose body needs at most EXTRA bytes beyond REC_FIXED_MAX of varints. */
 static int rec_begin(struct prof_spool_writer *w, size_t extra)
 {
 	if (w->error)
@@ -105,7 +112,7 @@ static int rec_begin(struct prof_spool_writer *w, size_t extra)
 	if (w->finished)
 		return error_setx(-EINVAL, "spool writer already finished");
 	w->rec.len = 0;
-	return buf_reserve(&w->rec, 96 + extra);
+	return buf_reserve(&w->rec, REC_FIXED_MAX + extra);
 }
 
 /*
@@ -175,13 +182,9 @@ static int block_flush(struct prof_spool_writer *w)
 		stored = w->block.len;
 		memcpy(h + SPOOL_BLOCK_HEADER_LEN, w->block.p, stored);
 	}
-	spool_put_le32(h, SPOOL_BLOCK_MAGIC);
-	spool_put_le32(h + 4, (uint32_t)stored);
-	spool_put_le32(h + 8, (uint32_t)w->block.len);
-	h[12] = enc;
-	h[13] = h[14] = h[15] = 0;
-	spool_put_le32(h + 16, (uint32_t)crc32(0, h, 16));
-	spool_put_le32(h + 20, (uint32_t)crc32(0, h + SPOOL_BLOCK_HEADER_LEN, (uInt)stored));
+	spool_block_header_pack(h, &(struct spool_block_header){
+		.stored_len = (uint32_t)stored, .raw_len = (uint32_t)w->block.len, .encoding = enc,
+		.payload_crc = (uint32_t)crc32(0, h + SPOOL_BLOCK_HEADER_LEN, (uInt)stored) });
 	r = sink_write(w, h, SPOOL_BLOCK_HEADER_LEN + stored);
 	if (r == 0)
 		w->samples_written += w->block_samples;
@@ -270,7 +273,7 @@ static int writer_new(const struct prof_sink *sink_arg, const char *name,
 	struct prof_sink sink;
 	struct prof_meta meta_copy;
 	const struct prof_meta *meta = &meta_copy;
-	uint8_t header[SPOOL_HEADER_LEN] = { 0 };
+	uint8_t header[SPOOL_HEADER_LEN];
 	int r;
 
 	if (!ret)
@@ -299,10 +302,10 @@ static int writer_new(const struct prof_sink *sink_arg, const char *name,
 		r = -ENOMEM;
 		goto out_free;
 	}
-	memcpy(header, SPOOL_MAGIC, SPOOL_MAGIC_LEN);
 	w->offcpu = meta->flags & PROF_META_OFFCPU;
-	header[8] = w->offcpu ? SPOOL_VERSION_MAJOR_OFFCPU : SPOOL_VERSION_MAJOR;
-	header[10] = SPOOL_VERSION_MINOR;
+	spool_file_header_pack(header, &(struct spool_file_header){
+		.major = w->offcpu ? SPOOL_VERSION_MAJOR_OFFCPU : SPOOL_VERSION_MAJOR,
+		.minor = SPOOL_VERSION_MINOR });
 	r = sink_write(w, header, sizeof(header));
 	if (r < 0)
 		goto out_free;
@@ -737,30 +740,33 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 {
 	struct prof_counters copy;
 	const struct prof_counters *c = &copy;
+#define COUNTER(key, member) { key, offsetof(struct prof_counters, member), false }
+#define COUNTER_V2(key, member) { key, offsetof(struct prof_counters, member), true }
 	static const struct {
 		uint8_t key;
 		size_t off;
+		bool v2;	/* written to version 2 (off-CPU) spools only */
 	} fields[] = {
-		{ SPOOL_CNT_SAMPLES, offsetof(struct prof_counters, samples) },
-		{ SPOOL_CNT_SAMPLE_EVENTS, offsetof(struct prof_counters, sample_events) },
-		{ SPOOL_CNT_EMPTY_STACKS, offsetof(struct prof_counters, empty_stacks) },
-		{ SPOOL_CNT_TRUNCATED_STACKS, offsetof(struct prof_counters, truncated_stacks) },
-		{ SPOOL_CNT_PROCESSES, offsetof(struct prof_counters, processes) },
-		{ SPOOL_CNT_THREADS, offsetof(struct prof_counters, threads) },
-		{ SPOOL_CNT_LIFECYCLE_GAPS, offsetof(struct prof_counters, lifecycle_gaps) },
-		{ SPOOL_CNT_RECONCILIATIONS, offsetof(struct prof_counters, reconciliations) },
-		{ SPOOL_CNT_MONO_END, offsetof(struct prof_counters, mono_end_ns) },
-		{ SPOOL_CNT_WALL_END, offsetof(struct prof_counters, wall_end_ns) },
-		{ SPOOL_CNT_FRAMES, offsetof(struct prof_counters, frames) },
-		/* version 2 only, from here on */
-		{ SPOOL_CNT_OFFCPU_INTERVALS, offsetof(struct prof_counters, offcpu_intervals) },
-		{ SPOOL_CNT_OFFCPU_NS, offsetof(struct prof_counters, offcpu_ns) },
-		{ SPOOL_CNT_OFFCPU_UNSAMPLED, offsetof(struct prof_counters, offcpu_unsampled) },
-		{ SPOOL_CNT_SWITCH_EVENTS, offsetof(struct prof_counters, switch_events) },
-		{ SPOOL_CNT_OFFCPU_TRUNCATED, offsetof(struct prof_counters, offcpu_truncated) },
+		COUNTER(SPOOL_CNT_SAMPLES, samples),
+		COUNTER(SPOOL_CNT_SAMPLE_EVENTS, sample_events),
+		COUNTER(SPOOL_CNT_EMPTY_STACKS, empty_stacks),
+		COUNTER(SPOOL_CNT_TRUNCATED_STACKS, truncated_stacks),
+		COUNTER(SPOOL_CNT_PROCESSES, processes),
+		COUNTER(SPOOL_CNT_THREADS, threads),
+		COUNTER(SPOOL_CNT_LIFECYCLE_GAPS, lifecycle_gaps),
+		COUNTER(SPOOL_CNT_RECONCILIATIONS, reconciliations),
+		COUNTER(SPOOL_CNT_MONO_END, mono_end_ns),
+		COUNTER(SPOOL_CNT_WALL_END, wall_end_ns),
+		COUNTER(SPOOL_CNT_FRAMES, frames),
+		COUNTER_V2(SPOOL_CNT_OFFCPU_INTERVALS, offcpu_intervals),
+		COUNTER_V2(SPOOL_CNT_OFFCPU_NS, offcpu_ns),
+		COUNTER_V2(SPOOL_CNT_OFFCPU_UNSAMPLED, offcpu_unsampled),
+		COUNTER_V2(SPOOL_CNT_SWITCH_EVENTS, switch_events),
+		COUNTER_V2(SPOOL_CNT_OFFCPU_TRUNCATED, offcpu_truncated),
 	};
+#undef COUNTER
+#undef COUNTER_V2
 	/* a version 1 spool stays as it was: no off-CPU counters, no lost kind of theirs */
-	size_t nfields = w->offcpu ? ARRAY_SIZE(fields) : ARRAY_SIZE(fields) - 5;
 	size_t nlost = w->offcpu ? LOST_KIND_COUNT : PROF_LOST_SWITCH_SAMPLES;
 	size_t i;
 	int r = sized_in(&copy, sizeof(copy), arg, "counters");
@@ -772,7 +778,9 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 				  FALLBACK_COUNT) * (1 + SPOOL_VARINT_MAX));
 	if (r < 0)
 		return r;
-	for (i = 0; i < nfields; i++) {
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		if (fields[i].v2 && !w->offcpu)
+			continue;
 		put_u(&w->rec, fields[i].key);
 		put_u(&w->rec, *(const uint64_t *)((const char *)c + fields[i].off));
 	}
@@ -862,5 +870,11 @@ int spool_writer_each_stack(const struct prof_spool_writer *w,
 
 uint32_t spool_writer_count(const struct prof_spool_writer *w, enum spool_count_kind kind)
 {
-	return kind == SPOOL_COUNT_PROCESSES ? w->nprocesses : w->nmodules;
+	switch (kind) {
+	case SPOOL_COUNT_PROCESSES:
+		return w->nprocesses;
+	case SPOOL_COUNT_MODULES:
+		return w->nmodules;
+	}
+	return 0;	/* no kind of definition */
 }

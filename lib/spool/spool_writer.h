@@ -28,7 +28,7 @@ int spool_writer_each_stack(const struct prof_spool_writer *w,
 			    int (*fn)(uint32_t id, const struct prof_stack_node *n, void *ctx),
 			    void *ctx);
 
-/* How many of a kind of definition the writer gave ids to. */
+/* How many of a kind of definition the writer gave ids to (0 for a value that is no kind). */
 enum spool_count_kind {
 	SPOOL_COUNT_PROCESSES,
 	SPOOL_COUNT_MODULES,

@@ -360,7 +360,7 @@ int prof_tail_view_add(struct prof_tail_view *v, struct prof_tail *t,
 		return 0;
 	if (!sp)
 		return error_setx(-EINVAL, "tail view: samples without a spool");
-	if (!v->sym && (r = prof_spool_check_weight(sp, v->opts.weight)) < 0)
+	if (!v->sym && (r = meta_check_weight(prof_spool_meta(sp), v->opts.weight)) < 0)
 		return r;
 	if (!v->sym) {
 		r = prof_tail_symbolizer(t, NULL, &v->sym);

@@ -155,10 +155,10 @@ compare_shares() {
 @test "--weight=off-cpu|wall on a spool without off-CPU intervals: one line, exit 1" {
 	sp=$(spool plain.spool)
 	run -1 --separate-stderr "$PROF" report --weight=off-cpu "$sp"
-	assert_regex "$stderr" '^prof: --weight=off-cpu needs off-CPU intervals, and this spool has none: record with prof record --off-cpu$'
+	assert_regex "$stderr" '^prof: --weight=off-cpu: a report by off-CPU time needs off-CPU intervals, and this spool has none; record with prof record --off-cpu$'
 	run -1 --separate-stderr "$PROF" report --weight=wall --format=folded "$sp"
 	run -1 --separate-stderr "$PROF" tail --weight=off-cpu "$sp"
-	assert_regex "$stderr" 'needs off-CPU intervals'
+	assert_regex "$stderr" '^prof: --weight=off-cpu: a report by off-CPU time needs off-CPU intervals'
 	run -64 --separate-stderr "$PROF" report --weight=idle "$sp"
 	assert_regex "$stderr" "'idle' is not a weight; the weights are: cpu, off-cpu, wall"
 	# a spool of cycles has no time to add up to wall time

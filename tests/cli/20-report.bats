@@ -111,6 +111,27 @@ ${stderr_lines[1]}" "$(symbol_warnings)"
 	assert_regex "${stderr_lines[2]}" "^prof: warning: spool '$s' is damaged \(block [0-9]+ at offset [0-9]+: payload checksum mismatch\): showing the [0-9]+ valid blocks before it$"
 }
 
+@test "a record its block's checksums vouch for, but out of range, stops the read at its block" {
+	# an interval of 2^55 us, past 2^64 ns, in a block whose checksums match it
+	s=$(spool a.spool --samples 2000 --offcpu 300 --block 4096)
+	run -0 "$BUILD/spooledit" --record OFFCPU:100 --set duration=2^55 "$s" "$s.bad"
+	run -0 --separate-stderr "$PROF" report "$s.bad"
+	assert_equal "${#stderr_lines[@]}" 3
+	assert_equal "${stderr_lines[0]}
+${stderr_lines[1]}" "$(symbol_warnings)"
+	assert_regex "${stderr_lines[2]}" "^prof: warning: spool '$s.bad' is damaged \(block [0-9]+ at offset [0-9]+: record at byte [0-9]+: off-CPU duration out of range\): showing the [0-9]+ valid blocks before it$"
+	# what is shown is the report of the blocks before it: of the file cut there
+	[[ ${stderr_lines[2]} =~ \(block\ ([0-9]+)\ at\ offset\ ([0-9]+): ]]
+	blocks=$((BASH_REMATCH[1] - 1)) offset=${BASH_REMATCH[2]}
+	assert_equal "${stderr_lines[2]##*showing the }" "$blocks valid blocks before it"
+	assert_line --regexp "^spool size:   [0-9]+ bytes in $blocks blocks, "
+	head -c "$offset" "$s.bad" >"$s.cut"
+	damaged=$(sed '1d; /^spool size: /d' <<<"$output")
+	run -0 --separate-stderr "$PROF" report "$s.cut"
+	assert_line --regexp "^samples:      [0-9]+ read \(no trailer: counters unknown\)$"
+	assert_equal "$damaged" "$(sed '1d; /^spool size: /d' <<<"$output")"
+}
+
 @test "a spool damaged in its metadata block cannot be read" {
 	s=$(spool a.spool --samples 10 --raw)
 	printf '\377' | dd of="$s" bs=1 seek=50 conv=notrunc status=none

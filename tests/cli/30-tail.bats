@@ -137,6 +137,14 @@ wait_rc() {
 	[ "$(wc -l <grow.out)" -eq 500 ]
 }
 
+@test "a next file of a series that is no spool stops tail there, with exit 1, after the files before it" {
+	"$SPOOLGEN" --samples 30 x.spool.20261201101010000
+	echo "not a spool, only named like the next file" >x.spool.20261201101011000
+	run -1 --separate-stderr "$PROF" tail --format=samples x.spool.20261201101010000
+	assert_equal "${#lines[@]}" 30
+	assert_equal "${stderr_lines[-1]}" "prof: spool 'x.spool.20261201101010000' is damaged ('x.spool.20261201101011000' is not a prof spool): stopped after 2 valid blocks"
+}
+
 @test "--from-end skips the samples already there" {
 	spool="$(spool end.spool --samples 300)"
 	run -0 --separate-stderr "$PROF" tail --from-end --format=json "$spool"

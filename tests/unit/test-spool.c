@@ -16,6 +16,7 @@
 #include "prof.h"
 #include "spool/spool_format.h"
 #include "spool_test.h"
+#include "tests/fuzz/spool_image.h"
 
 static ssize_t mem_write(void *ctx, const void *buf, size_t len)
 {
@@ -819,6 +820,237 @@ TEST(spool_reader_block_is_all_or_nothing)
 	n = build_file(file, recs, n, 0);
 	CHECK_INT(read_all(file, n, &st, why, sizeof(why)), ==, 0);
 	CHECK(strstr(why, "undefined process"));
+}
+
+/* ---- writer-made spools edited inside a block, checksums redone ---- */
+
+/*
+ * An off-CPU spool in UNIT ns of our own writer, in four blocks: META; the
+ * definitions and 4 samples; 4 samples, an interval and 3 samples; a
+ * sample and the trailer.
+ */
+static void write_offcpu(struct membuf *mb, uint64_t unit)
+{
+	struct prof_sink sink = membuf_sink(mb);
+	struct prof_spool_writer *w;
+	PROF_OPTS(prof_meta, meta);
+	int64_t p, t, m, fu, fs, leaf, state;
+	uint64_t time = 5000001000ull;
+	int i;
+
+	test_meta(&meta);
+	meta.flags |= PROF_META_OFFCPU;
+	meta.time_unit_ns = unit;
+	if (prof_spool_writer_open_sink(&sink, &meta, NULL, &w) < 0)
+		abort();
+	p = prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 17, .comm = "app"));
+	t = prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = (uint32_t)p,
+								   .tid = 17));
+	m = prof_spool_writer_add_module(w, &PROF_INIT(prof_module, .process = (uint32_t)p,
+		.start = 0x400000, .end = 0x410000, .path = "/bin/app"));
+	fu = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_USER,
+								.ref = (uint32_t)m, .addr = 0x1234));
+	fs = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_STATE,
+		.addr = PROF_OFFCPU_STATE_BLOCKED));
+	leaf = prof_spool_writer_intern_stack(w, 0, (uint32_t)fu);
+	state = prof_spool_writer_intern_stack(w, (uint32_t)leaf, (uint32_t)fs);
+	if (p < 0 || t < 0 || m < 0 || fu < 0 || fs < 0 || leaf < 0 || state < 0)
+		abort();
+	for (i = 0; i < 12; i++) {
+		if (i == 4 || i == 11)
+			prof_spool_writer_flush(w);
+		if (i == 8 && prof_spool_writer_add_offcpu(w, &PROF_INIT(prof_offcpu, 
+				.time_ns = time - 500000, .duration_ns = 400000,
+				.thread = (uint32_t)t, .stack = (uint32_t)state,
+				.user_stack = (uint32_t)state, .state = PROF_OFFCPU_STATE_BLOCKED,
+				.end = PROF_OFFCPU_END_SWITCH_IN)) < 0)
+			abort();
+		if (prof_spool_writer_add_sample(w, &PROF_INIT(prof_sample, .time_ns = time,
+				.thread = (uint32_t)t, .stack = (uint32_t)leaf, .period = 1000000)) < 0)
+			abort();
+		time += 1000000;
+	}
+	if (prof_spool_writer_finish(w, &PROF_INIT(prof_counters, .samples = 12)) < 0 ||
+	    prof_spool_writer_close(w) < 0)
+		abort();
+}
+
+/* The first record of tag TAG in IMG: its block in *BLOCK; NULL if none. */
+static struct image_record *find_record(struct spool_image *img, uint64_t tag, size_t *block)
+{
+	size_t b, i;
+
+	for (b = 0; b < img->nblocks; b++)
+		for (i = 0; i < img->blocks[b].nrecs; i++)
+			if (img->blocks[b].recs[i].tag == tag) {
+				*block = b;
+				return &img->blocks[b].recs[i];
+			}
+	return NULL;
+}
+
+/* Set FIELD of the first record of tag TAG of the spool in MB to V; its block in *BLOCK. */
+static void set_field(struct membuf *mb, uint64_t tag, const char *field, uint64_t v,
+		      size_t *block)
+{
+	struct spool_image img;
+	struct image_record *r;
+	struct record_field f;
+	uint8_t *out;
+	size_t len;
+
+	CHECK_INT(spool_image_parse(&img, mb->p, mb->len, 0), ==, 0);
+	CHECK(r = find_record(&img, tag, block));
+	CHECK(image_record_field(r, field, &f));
+	CHECK_INT(image_record_set(r, &f, v), ==, 0);
+	CHECK_INT(spool_image_build(&img, &out, &len), ==, 0);
+	spool_image_release(&img);
+	free(mb->p);
+	mb->p = out;
+	mb->len = mb->cap = len;
+}
+
+/*
+ * Read the spool in MB to its end, as prof report does: every return of
+ * prof_spool_next() is a record, or 0 with the status saying why; never an
+ * error but ENOMEM.  *BLOCKS gets, for each record handed out, the blocks
+ * read by then.
+ */
+static void read_to_end(const struct membuf *mb, struct prof_spool_status *st, char *reason,
+			size_t reason_len, uint64_t *blocks, size_t *n, size_t max)
+{
+	struct prof_spool *sp;
+	PROF_OPTS(prof_record, ev);
+	int r;
+
+	*n = 0;
+	CHECK_INT(open_bytes(mb->p, mb->len, &sp), ==, 0);
+	while ((r = prof_spool_next(sp, &ev)) > 0) {
+		prof_spool_status(sp, st);
+		CHECK(*n < max);
+		blocks[(*n)++] = st->blocks;
+	}
+	if (r == -EBADMSG)
+		printf("  prof_spool_next: %s\n", prof_errmsg());
+	CHECK(r == 0 || r == -ENOMEM);
+	prof_spool_status(sp, st);
+	snprintf(reason, reason_len, "%s", st->reason);
+	st->reason = NULL;
+	prof_spool_close(sp);
+}
+
+TEST(spool_reader_checks_an_offcpu_duration_before_the_block_is_used)
+{
+	struct membuf good = { 0 }, bad = { 0 };
+	PROF_OPTS(prof_spool_status, st);
+	uint64_t blocks_good[64], blocks_bad[64];
+	size_t ngood, nbad, before, block = 0, i;
+	char why[256];
+
+	/* 2^55 units of 1 us is past 2^64 ns: the record is invalid, and its whole block */
+	write_offcpu(&good, 1000);
+	CHECK_CALL(read_to_end(&good, &st, why, sizeof(why), blocks_good, &ngood, 64));
+	CHECK_INT(st.state, ==, PROF_SPOOL_STATE_FINISHED);
+	bad.p = malloc(good.len);
+	memcpy(bad.p, good.p, good.len);
+	bad.len = good.len;
+	CHECK_CALL(set_field(&bad, SPOOL_TAG_OFFCPU, "duration", 1ull << 55, &block));
+	CHECK_INT(block, ==, 2);	/* the third block: 4 samples before the interval */
+	CHECK_CALL(read_to_end(&bad, &st, why, sizeof(why), blocks_bad, &nbad, 64));
+	CHECK_INT(st.state, ==, PROF_SPOOL_STATE_CORRUPT);
+	CHECK_INT(st.blocks, ==, 2);
+	CHECK(strstr(why, "block 3 at offset "));
+	CHECK(strstr(why, ": record at byte "));
+	CHECK(strstr(why, ": off-CPU duration out of range"));
+	/* exactly the records of the blocks before it, none of its own */
+	for (before = 0; before < ngood && blocks_good[before] <= 2; before++)
+		;
+	CHECK_INT(nbad, ==, before);
+	for (i = 0; i < nbad; i++)
+		CHECK_INT(blocks_bad[i], <=, 2);
+	free(bad.p);
+	free(good.p);
+}
+
+/*
+ * The dry run knows the time unit of a META in its own block, which is
+ * applied only after it: 2^63 units are in range at 1 ns, out of it at 2.
+ */
+TEST(spool_reader_dry_run_takes_the_time_unit_from_meta_in_its_block)
+{
+	static const struct { uint64_t unit, duration; int open; } cases[] = {
+		{ 1, 1ull << 63, 0 },
+		{ 2, 1ull << 63, -EBADMSG },
+		{ 1000, 1ull << 55, -EBADMSG },
+	};
+	struct spool_image img;
+	struct image_record *r;
+	struct record_field f;
+	struct prof_spool *sp;
+	PROF_OPTS(prof_record, ev);
+	size_t c, block, len;
+	uint8_t *out;
+	int n;
+
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct membuf mb = { 0 };
+
+		write_offcpu(&mb, cases[c].unit);
+		CHECK_INT(spool_image_parse(&img, mb.p, mb.len, 0), ==, 0);
+		CHECK_INT(img.nblocks, ==, 4);
+		/* every record in META's block: none is applied before the block is checked */
+		while (img.nblocks > 1) {
+			struct image_block *b = &img.blocks[1];
+
+			CHECK(image_block_insert(&img.blocks[0], img.blocks[0].nrecs));
+			CHECK_INT(image_record_copy(&img.blocks[0].recs[img.blocks[0].nrecs - 1],
+						    &b->recs[0]), ==, 0);
+			image_block_remove(b, 0);
+			if (!b->nrecs)
+				spool_image_remove(&img, 1);
+		}
+		CHECK(r = find_record(&img, SPOOL_TAG_OFFCPU, &block));
+		CHECK(image_record_field(r, "duration", &f));
+		CHECK_INT(image_record_set(r, &f, cases[c].duration), ==, 0);
+		CHECK_INT(spool_image_build(&img, &out, &len), ==, 0);
+		spool_image_release(&img);
+		CHECK_INT(open_bytes(out, len, &sp), ==, cases[c].open);
+		if (cases[c].open < 0) {
+			CHECK(strstr(prof_errmsg(), "is corrupt: block 1 at offset 16: record at byte"));
+			CHECK(strstr(prof_errmsg(), ": off-CPU duration out of range"));
+		} else {
+			for (n = 0; prof_spool_next(sp, &ev) > 0; n++)
+				if (ev.type == PROF_RECORD_OFFCPU)
+					CHECK(ev.offcpu->duration_ns == cases[c].duration);
+			CHECK_INT(n, >, 12);
+			prof_spool_close(sp);
+		}
+		free(out);
+		free(mb.p);
+	}
+}
+
+/* A spool taken apart and put back together unchanged is the same bytes. */
+TEST(spool_image_rebuilds_what_it_parsed)
+{
+	struct membuf mb = { 0 };
+	struct spool_image img;
+	uint8_t *out;
+	size_t len;
+
+	write_rich(&mb, 200, true);
+	CHECK_INT(spool_image_parse(&img, mb.p, mb.len, 0), ==, 0);
+	/* META stored raw (deflate would not shrink it), the others deflated */
+	CHECK_INT(img.nblocks, ==, 4);
+	CHECK_INT(img.blocks[0].encoding, ==, SPOOL_ENC_RAW);
+	CHECK_INT(img.blocks[3].encoding, ==, SPOOL_ENC_DEFLATE);
+	CHECK_INT(img.tail_len, ==, 0);
+	CHECK_INT(spool_image_build(&img, &out, &len), ==, 0);
+	spool_image_release(&img);
+	CHECK_INT(len, ==, mb.len);
+	CHECK(!memcmp(out, mb.p, len));
+	free(out);
+	free(mb.p);
 }
 
 TEST(spool_varint_limits)
