@@ -494,7 +494,9 @@ int prof_spool_open_many(const char *const *paths, size_t n, struct prof_spool *
  * (what a tail needs).
  * Returns: 1 with *ret filled; 0 when no complete block is left to read
  * now (the end, a cut, or a stop: see prof_spool_status()); -EINVAL
- * (RET's sz not set); -ENOMEM.
+ * (RET's sz not set); -ENOMEM; -ENODATA when the file shrank under the
+ * reader; the errors of read(2) (-EIO...).  None of these is the file's
+ * content: a spool cannot make this fail.
  */
 int prof_spool_next(struct prof_spool *sp, struct prof_record *ret);
 
