@@ -32,8 +32,22 @@
 
 #include "addr_space.h"
 #include "internal.h"
-#include "unwind.h"
 #include "symbols/vdso.h"
+
+/* What a file's ELF headers say, for the mappings of it. */
+struct elf_facts {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode, size;
+	int64_t mtime_ns;
+	uint32_t nload;
+	struct {
+		uint64_t offset, vaddr, filesz;
+	} load[8];		/* PT_LOAD segments, the first 8 */
+	uint8_t build_id_len;
+	uint8_t build_id[PROF_BUILD_ID_MAX];
+};
+
+#define ELF_FACTS_MAX 256
 
 static char *debuginfo_path;
 
@@ -48,17 +62,34 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* A new generation: the rule cache forgets what it knew of the old one. */
-static void new_gen(struct addr_space *as)
+void as_shared_init(struct as_shared *s)
 {
-	as->gen = as->uw ? ++as->uw->gens : 0;
+	memset(s, 0, sizeof(*s));
+	utables_init(&s->tables);
 }
 
-void as_init(struct addr_space *as, pid_t pid, struct unwinder *uw)
+void as_shared_release(struct as_shared *s)
+{
+	free(s->facts);
+	utables_release(&s->tables);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * A new generation, which no address space sharing AS's facts has had:
+ * what was kept of its modules by generation (a thread's last stack) is
+ * stale.
+ */
+static void new_gen(struct addr_space *as)
+{
+	as->gen = as->shared ? ++as->shared->gens : 0;
+}
+
+void as_init(struct addr_space *as, pid_t pid, struct as_shared *shared)
 {
 	memset(as, 0, sizeof(*as));
 	as->pid = pid;
-	as->uw = uw;
+	as->shared = shared;
 	new_gen(as);
 }
 
@@ -68,8 +99,8 @@ static void module_release(struct addr_space *as, struct as_module *m)
 		free(m->open_path);
 	free(m->path);
 	m->path = m->open_path = NULL;
-	if (as->uw)
-		utables_put(&as->uw->tables, m->table);
+	if (as->shared)
+		utables_put(&as->shared->tables, m->table);
 	m->table = NULL;
 }
 
@@ -83,7 +114,7 @@ void as_release(struct addr_space *as)
 	free(as->anon);
 	if (as->dwfl)
 		dwfl_end(as->dwfl);
-	as_init(as, as->pid, as->uw);
+	as_init(as, as->pid, as->shared);
 }
 
 static bool same_file(const char *path, uint32_t maj, uint32_t min, uint64_t inode)
@@ -139,15 +170,15 @@ out:
  */
 static void read_elf(struct addr_space *as, struct as_module *m)
 {
-	struct unwinder *uw = as->uw;
+	struct as_shared *sh = as->shared;
 	struct elf_facts one = { 0 }, *f = NULL;
 	struct stat st;
 	size_t i;
 
 	if (stat(m->open_path, &st) < 0)
 		return;
-	for (i = 0; uw && uw->facts && i < uw->nfacts && !f; i++) {
-		struct elf_facts *c = &uw->facts[i];
+	for (i = 0; sh && sh->facts && i < sh->nfacts && !f; i++) {
+		struct elf_facts *c = &sh->facts[i];
 
 		if (c->inode == st.st_ino && c->dev_major == major(st.st_dev) &&
 		    c->dev_minor == minor(st.st_dev) && c->size == (uint64_t)st.st_size &&
@@ -163,11 +194,12 @@ static void read_elf(struct addr_space *as, struct as_module *m)
 		one.size = (uint64_t)st.st_size;
 		one.mtime_ns = stat_mtime_ns(&st);
 		f = &one;
-		if (uw && !uw->facts)
-			uw->facts = calloc(ELF_FACTS_MAX, sizeof(*uw->facts));
-		if (uw && uw->facts) {
-			f = &uw->facts[uw->nfacts < ELF_FACTS_MAX ? uw->nfacts++ : uw->next_fact++];
-			uw->next_fact %= ELF_FACTS_MAX;
+		/* without room for the cache, each mapping reads its file's headers */
+		if (sh && !sh->facts)
+			sh->facts = calloc(ELF_FACTS_MAX, sizeof(*sh->facts));
+		if (sh && sh->facts) {
+			f = &sh->facts[sh->nfacts < ELF_FACTS_MAX ? sh->nfacts++ : sh->next_fact++];
+			sh->next_fact %= ELF_FACTS_MAX;
 			*f = one;
 		}
 	}
@@ -385,13 +417,37 @@ bool as_is_code(struct addr_space *as, uint64_t addr)
 	return false;
 }
 
-struct utable *as_table(struct addr_space *as, struct as_module *m)
+int as_table(struct addr_space *as, struct as_module *m, struct utable **ret)
 {
-	if (!m->table_tried && as->uw) {
-		m->table_tried = true;
-		m->table = utables_get(&as->uw->tables, m, &m->no_cfi);
+	struct utable_file f = {
+		.path = m->open_path, .name = m->path, .build_id = m->build_id,
+		.build_id_len = m->build_id_len, .dev_major = m->dev_major,
+		.dev_minor = m->dev_minor, .inode = m->inode,
+	};
+	struct stat st;
+	int r;
+
+	if (m->table_tried || !as->shared || !m->open_path || !m->elf_ok) {
+		*ret = m->table;
+		return 0;
 	}
-	return m->table;
+	/* without a build-id, the file's size and mtime tell it from another */
+	if (!m->build_id_len) {
+		if (stat(m->open_path, &st) < 0) {
+			m->table_tried = true;
+			*ret = NULL;
+			return 0;
+		}
+		f.size = (uint64_t)st.st_size;
+		f.mtime_ns = stat_mtime_ns(&st);
+	}
+	r = utables_get(&as->shared->tables, &f, &m->table);
+	if (r == -ENOMEM)
+		return r;
+	m->table_tried = true;
+	m->no_cfi = r == -ENOENT;
+	*ret = m->table;
+	return 0;
 }
 
 struct as_module *as_find(struct addr_space *as, uint64_t addr)

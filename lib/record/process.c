@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture.h"
 #include "internal.h"
 #include "process.h"
 #include "proc_maps.h"
@@ -223,7 +222,7 @@ static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char 
 	p->pid = pid;
 	p->first_thread = pt->nthrs;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
-	as_init(&p->as, pid, pt->uw);
+	as_init(&p->as, pid, pt->spaces);
 	p->ppid = ppid;
 	p->start_time_ns = start_time(pid);
 	p->exe = xstrdup(exe);
@@ -578,26 +577,30 @@ static void file_key(const struct as_module *m, uint64_t *a, uint64_t *b)
 	*b = h ^ (m->pgoff * 0x9e3779b97f4a7c15ull);
 }
 
-int64_t pt_frame_module_id(struct proc_table *pt, struct proc *p, struct as_module *m)
+int64_t pt_frame_module_id(struct proc_table *pt, struct proc *p, struct as_module *m,
+			   bool *ret_first)
 {
 	uint64_t a, b;
 	int64_t id;
 	int r;
 
-	if (m->frame_module_id)
+	if (m->frame_module_id) {
+		*ret_first = false;
 		return m->frame_module_id;
+	}
 	id = pt_module_id(pt, p, m);	/* its own record, for the spool's map of P */
 	if (id <= 0)
 		return id;
 	file_key(m, &a, &b);
 	m->frame_module_id = intern_find(&pt->frame_modules, a, b);
-	if (m->frame_module_id)
+	if (m->frame_module_id) {
+		*ret_first = false;
 		return m->frame_module_id;
+	}
 	r = intern_insert(&pt->frame_modules, a, b, (uint32_t)id);
-	if (r == 0 && pt->capture)
-		r = capture_module(pt->capture, (uint32_t)id, m);
 	if (r < 0)
 		return r;
 	m->frame_module_id = (uint32_t)id;
+	*ret_first = true;
 	return id;
 }

@@ -148,8 +148,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 	pt_init(&rec->pt, rec->w);
 	offcpu_init(&rec->offcpu, rec->w);
 	rec->pt.no_children = rec->opts.no_inherit;
-	rec->pt.capture = &rec->capture;
-	rec->pt.uw = &rec->uw;
+	rec->pt.spaces = &rec->uw.spaces;
 	if (!rec->on_exec) {
 		r = rec_snapshot_held(rec, &rec->held[0]);
 		if (r >= 0 && rec->opts.children)
@@ -374,7 +373,7 @@ int prof_recorder_close(struct prof_recorder *rec, struct prof_recording_summary
 	c.mono_end_ns = clock_ns(CLOCK_MONOTONIC);
 	c.wall_end_ns = clock_ns(CLOCK_REALTIME);
 	/* the names the spool carries, so it reports later and elsewhere */
-	keep_error(&r, msg, sizeof(msg), capture_names(&rec->capture, rec->w, &rec->pt));
+	keep_error(&r, msg, sizeof(msg), rec_capture_names(rec, rec->w));
 	/* a trailer is written even after an error: the spool says what it holds */
 	keep_error(&r, msg, sizeof(msg), prof_spool_writer_finish(rec->w, &c));
 	/* what the file holds, which after a write error is less than was taken */

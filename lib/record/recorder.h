@@ -105,6 +105,8 @@ struct prof_recorder {
 int rec_new_writer(struct prof_recorder *rec, const struct prof_sink *sink);
 void rec_counters(const struct prof_recording_summary *s, struct prof_counters *c);
 void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c);
+/* The names the frames of W need, captured into it at the end of its file.  0 or -errno. */
+int rec_capture_names(struct prof_recorder *rec, struct prof_spool_writer *w);
 
 /* recorder_switch.c */
 int rec_switch_init(struct prof_recorder *rec, const char *base);
@@ -126,6 +128,11 @@ int rec_process_until(struct prof_recorder *rec, uint64_t watermark);
 int rec_reconcile(struct prof_recorder *rec);
 int rec_end_offcpu_of_process(struct prof_recorder *rec, struct proc *p, uint64_t time);
 bool rec_proc_gone(pid_t pid);
+/*
+ * The module the frames in M (of P) name (pt_frame_module_id()); the first
+ * of its file is noted for capture.  Its id, or -errno.
+ */
+int64_t rec_frame_module(struct prof_recorder *rec, struct proc *p, struct as_module *m);
 
 
 /* recorder_attach.c */

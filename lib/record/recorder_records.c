@@ -44,6 +44,18 @@ static uint64_t record_time(const struct perf_event_header *h)
 	return t;
 }
 
+int64_t rec_frame_module(struct prof_recorder *rec, struct proc *p, struct as_module *m)
+{
+	bool first = false;
+	int64_t id = pt_frame_module_id(&rec->pt, p, m, &first);
+	int r;
+
+	if (id <= 0 || !first)
+		return id;
+	r = capture_module(&rec->capture, (uint32_t)id, m);
+	return r < 0 ? r : id;
+}
+
 /* The spool frame of user pc PC of PROC. */
 static int64_t user_frame(struct prof_recorder *rec, struct proc *proc, uint64_t pc)
 {
@@ -52,7 +64,7 @@ static int64_t user_frame(struct prof_recorder *rec, struct proc *proc, uint64_t
 	int64_t id;
 
 	if (m) {
-		id = pt_frame_module_id(&rec->pt, proc, m);
+		id = rec_frame_module(rec, proc, m);
 		if (id < 0)
 			return id;
 		f = (struct prof_frame){ .kind = PROF_FRAME_USER, .ref = (uint32_t)id,
@@ -216,14 +228,18 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 			if (r < 0)
 				return r;
 		}
-		unwind_sample(&proc->as, (pid_t)s.tid, regs, stack, dyn_size, u);
+		r = unwind_sample(&rec->uw, &proc->as, (pid_t)s.tid, regs, stack, dyn_size, u);
+		if (r < 0)
+			return error_setx(r, "out of memory");
 		/* a return address into code we do not know: JIT code mprotect'ed executable */
 		if (u->cause == PROF_UNWIND_UNMAPPED && s.time - proc->maps_refreshed_ns > 50000000u) {
 			proc->maps_refreshed_ns = s.time;
 			r = pt_refresh_maps(&rec->pt, proc, s.time);
 			if (r < 0)
 				return r;
-			unwind_sample(&proc->as, (pid_t)s.tid, regs, stack, dyn_size, u);
+			r = unwind_sample(&rec->uw, &proc->as, (pid_t)s.tid, regs, stack, dyn_size, u);
+			if (r < 0)
+				return error_setx(r, "out of memory");
 		}
 		for (i = 1; i < PROF_FALLBACK__COUNT; i++)
 			rec->sum.fallback_frames[i] += u->fallback[i];

@@ -40,28 +40,10 @@ struct rule_cache_entry {
 	struct urule rule;
 };
 
-/* What a file's ELF headers say, for the mappings of it (addr_space.c). */
-struct elf_facts {
-	uint32_t dev_major, dev_minor;
-	uint64_t inode, size;
-	int64_t mtime_ns;
-	uint32_t nload;
-	struct {
-		uint64_t offset, vaddr, filesz;
-	} load[8];		/* PT_LOAD segments, the first 8 */
-	uint8_t build_id_len;
-	uint8_t build_id[64];
-};
-
-#define ELF_FACTS_MAX 256
-
 /* What the address spaces of a recording share for unwinding. */
 struct unwinder {
 	enum unwind_engine engine;
-	struct utables tables;
-	struct elf_facts *facts;	/* ELF_FACTS_MAX, or NULL (not yet used) */
-	size_t nfacts, next_fact;	/* filled; the one replaced next when full */
-	uint32_t gens;		/* address-space generations handed out */
+	struct as_shared spaces;	/* the address spaces' files and tables */
 	struct rule_cache_entry *cache;	/* RULE_CACHE_SIZE, or NULL (not yet used) */
 	uint64_t cache_hits, cache_misses;
 	/* PROF_UNWIND=check */
@@ -78,7 +60,11 @@ struct unwinder {
 	uint64_t captured;
 };
 
-/* Set UW up from the environment (PROF_UNWIND...).  0, or -errno (a capture file). */
+/*
+ * Set UW up from the environment (PROF_UNWIND...).  0, or -errno (a capture
+ * file).  The address spaces it unwinds are made with &UW->spaces, and
+ * released before it is.
+ */
 int unwinder_init(struct unwinder *uw);
 void unwinder_release(struct unwinder *uw);
 
@@ -89,9 +75,13 @@ struct unwind_result {
 	uint32_t fallback[PROF_FALLBACK__COUNT];	/* frames by how they were unwound */
 };
 
-/* Unwind one sample.  Always fills RES (at least the sampled ip). */
-void unwind_sample(struct addr_space *as, pid_t tid, const uint64_t *regs, const uint8_t *stack,
-		   uint64_t stack_size, struct unwind_result *res);
+/*
+ * Unwind one sample of thread TID of AS with UW.  Always fills RES (at
+ * least the sampled ip, when there are registers).  0, or -ENOMEM (RES then
+ * holds what was unwound before memory ran out).
+ */
+int unwind_sample(struct unwinder *uw, struct addr_space *as, pid_t tid, const uint64_t *regs,
+		  const uint8_t *stack, uint64_t stack_size, struct unwind_result *res);
 
 /* ---- the engines ---- */
 
@@ -114,8 +104,8 @@ int unwind_dwfl_step(struct addr_space *as, bool first, uint64_t pc, uint64_t sp
 		     bool bp_ok, uint64_t *ra, bool *activation, uint64_t *nsp, uint64_t *nbp,
 		     bool *nbp_ok);
 
-/* The compiled engine (unwind_walk.c). */
-void unwind_walk(struct addr_space *as, struct unwind_result *res);
+/* The compiled engine (unwind_walk.c): 0, or -ENOMEM. */
+int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res);
 
 /* Write the sample to the capture file (unwind_capture.c). */
 void unwind_capture_sample(struct unwinder *uw, struct addr_space *as, pid_t tid,

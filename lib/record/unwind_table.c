@@ -21,12 +21,10 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-#include "addr_space.h"
 #include "unwind_table.h"
 
 #define DEFAULT_MAX_BYTES (64u << 20)
@@ -54,7 +52,7 @@ struct utable {
 	uint32_t id;
 	uint64_t unused_since_ns;	/* when refs fell to 0 */
 	/* the file's identity */
-	uint8_t build_id[64];
+	uint8_t build_id[PROF_BUILD_ID_MAX];
 	uint8_t build_id_len;
 	uint32_t dev_major, dev_minor;
 	uint64_t inode, size;
@@ -271,11 +269,11 @@ static size_t fde_at(const struct utable *t, uint64_t svma)
 }
 
 /*
- * Open M's file and index its CFI: .eh_frame through .eh_frame_hdr, else
- * .debug_frame.  0, -ENOENT (no CFI at all), or another -errno (CFI that
- * cannot be indexed here: libdwfl reads it).
+ * Open file PATH and index its CFI: .eh_frame through .eh_frame_hdr, else
+ * .debug_frame.  0, -ENOENT (no CFI at all), -ENOMEM, or another -errno
+ * (CFI that cannot be indexed here: libdwfl reads it).
  */
-static int table_open(struct utables *ts, struct utable *t, const struct as_module *m)
+static int table_open(struct utables *ts, struct utable *t, const char *path)
 {
 	size_t phnum, i, shstrndx;
 	bool interp = false, have_hdr = false;
@@ -284,7 +282,7 @@ static int table_open(struct utables *ts, struct utable *t, const struct as_modu
 	Elf_Scn *scn = NULL;
 	int r;
 
-	t->fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
+	t->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->fd < 0)
 		return -errno;
 	t->elf = elf_begin(t->fd, ELF_C_READ_MMAP, NULL);
@@ -338,7 +336,7 @@ static int table_open(struct utables *ts, struct utable *t, const struct as_modu
 		if (!t->cfi)
 			return -ENOTSUP;
 		r = index_debug_frame(t, elf_getdata(scn, NULL));
-		return r == 0 ? finish_index(ts, t) : r == -ENOENT ? -ENOENT : r;
+		return r == 0 ? finish_index(ts, t) : r;
 	}
 	return -ENOENT;
 }
@@ -363,65 +361,61 @@ static void sweep(struct utables *ts, bool all)
 	}
 }
 
-static bool same_file(const struct utable *t, const struct as_module *m, const struct stat *st)
+static bool same_file(const struct utable *t, const struct utable_file *f)
 {
-	if (t->build_id_len || m->build_id_len)
-		return t->build_id_len == m->build_id_len &&
-		       !memcmp(t->build_id, m->build_id, m->build_id_len);
-	return t->dev_major == m->dev_major && t->dev_minor == m->dev_minor &&
-	       t->inode == m->inode && t->size == (uint64_t)st->st_size &&
-	       t->mtime_ns == stat_mtime_ns(st);
+	if (t->build_id_len || f->build_id_len)
+		return t->build_id_len == f->build_id_len &&
+		       !memcmp(t->build_id, f->build_id, f->build_id_len);
+	return t->dev_major == f->dev_major && t->dev_minor == f->dev_minor &&
+	       t->inode == f->inode && t->size == f->size && t->mtime_ns == f->mtime_ns;
 }
 
-struct utable *utables_get(struct utables *ts, const struct as_module *m, bool *no_cfi)
+int utables_get(struct utables *ts, const struct utable_file *f, struct utable **ret)
 {
 	struct utable *t;
-	struct stat st = { 0 };
 	size_t i;
 	void *v;
 	int r;
 
-	*no_cfi = false;
-	if (!m->open_path || !m->elf_ok)
-		return NULL;
+	if (f->build_id_len > sizeof(t->build_id))
+		return -EINVAL;
 	sweep(ts, false);
-	if (!m->build_id_len && stat(m->open_path, &st) < 0)
-		return NULL;
 	for (i = 0; i < ts->n; i++)
-		if (same_file(ts->v[i], m, &st)) {
+		if (same_file(ts->v[i], f)) {
 			ts->v[i]->refs++;
-			return ts->v[i];
+			*ret = ts->v[i];
+			return 0;
 		}
 	v = ts->v;
 	if (grow_array(&v, &ts->cap, ts->n + 1, sizeof(*ts->v)) < 0)
-		return NULL;
+		return -ENOMEM;
 	ts->v = v;
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return NULL;
+		return -ENOMEM;
 	t->fd = -1;
 	t->refs = 1;
-	memcpy(t->build_id, m->build_id, m->build_id_len);
-	t->build_id_len = m->build_id_len;
-	t->dev_major = m->dev_major;
-	t->dev_minor = m->dev_minor;
-	t->inode = m->inode;
-	t->size = (uint64_t)st.st_size;
-	t->mtime_ns = stat_mtime_ns(&st);
-	r = table_open(ts, t, m);
+	memcpy(t->build_id, f->build_id, f->build_id_len);
+	t->build_id_len = f->build_id_len;
+	t->dev_major = f->dev_major;
+	t->dev_minor = f->dev_minor;
+	t->inode = f->inode;
+	t->size = f->size;
+	t->mtime_ns = f->mtime_ns;
+	r = table_open(ts, t, f->path);
 	if (r < 0) {
-		*no_cfi = r == -ENOENT;
-		pr_debug("unwind table for '%s': %s", m->path,
-			 r == -ENOENT ? "no CFI" : "CFI left to libdwfl");
+		pr_debug("unwind table for '%s': %s", f->name,
+			 r == -ENOENT ? "no CFI" : r == -ENOMEM ? "out of memory" : "CFI left to libdwfl");
 		table_free(ts, t);
-		return NULL;
+		return r;
 	}
 	t->entry_fde = t->entry ? fde_at(t, t->entry) : t->nfde;
 	ts->v[ts->n++] = t;
 	t->id = (uint32_t)++ts->files;
 	if (ts->bytes > ts->peak_bytes)
 		ts->peak_bytes = ts->bytes;
-	return t;
+	*ret = t;
+	return 0;
 }
 
 uint32_t utable_id(const struct utable *t)

@@ -34,15 +34,15 @@ enum walk_kind {
 /* Stop the walk: 1 complete, or -cause. */
 #define DONE 1
 
-static void lookup(struct addr_space *as, uint64_t pc, struct as_module **last, uint32_t *kind,
-		   struct urule *rule)
+static int lookup(struct unwinder *uw, struct addr_space *as, uint64_t pc,
+		  struct as_module **last, uint32_t *kind, struct urule *rule)
 {
-	struct unwinder *uw = as->uw;
 	struct rule_cache_entry *e;
 	struct as_module *m = *last;
 	struct utable *t;
 	uint64_t svma;
 	uint32_t id;
+	int r;
 
 	/* most callers are in the module of the frame before */
 	if (!m || pc < m->start || pc >= m->end)
@@ -50,15 +50,18 @@ static void lookup(struct addr_space *as, uint64_t pc, struct as_module **last, 
 	*rule = (struct urule){ .cfa = UCFA_NONE };
 	if (!m) {
 		*kind = WALK_FP_ANON;
-		return;
+		return 0;
 	}
 	if (!m->elf_ok || !m->open_path) {
 		*kind = WALK_FP_NO_CFI;	/* nothing to read it with, libdwfl neither */
-		return;
+		return 0;
 	}
-	if (!(t = as_table(as, m))) {
+	r = as_table(as, m, &t);
+	if (r < 0)
+		return r;
+	if (!t) {
 		*kind = m->no_cfi ? WALK_FP_NO_CFI : WALK_DWFL;
-		return;
+		return 0;
 	}
 	svma = pc - m->bias;
 	id = utable_id(t);
@@ -68,12 +71,13 @@ static void lookup(struct addr_space *as, uint64_t pc, struct as_module **last, 
 		*rule = e->rule;
 	} else {
 		uw->cache_misses++;
-		*rule = utable_rule(&uw->tables, t, svma);
+		*rule = utable_rule(&as->shared->tables, t, svma);
 		*e = (struct rule_cache_entry){ .svma = svma, .table = id, .rule = *rule };
 	}
 	*kind = rule->cfa == UCFA_NONE	     ? WALK_FP_NO_CFI
 		: rule->cfa == UCFA_FALLBACK ? WALK_DWFL
 					     : WALK_RULE;
+	return 0;
 }
 
 /* The word at ADDR from the stack copy: 0, or -cause. */
@@ -201,7 +205,7 @@ static int dwfl_step(struct addr_space *as, struct regs *r, bool first, uint64_t
 	return ra ? 0 : DONE;
 }
 
-void unwind_walk(struct addr_space *as, struct unwind_result *res)
+int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res)
 {
 	struct regs r = { .ip = as->regs[8], .sp = as->regs[7], .bp = as->regs[6], .bp_ok = true,
 			  .exact = true };
@@ -214,13 +218,17 @@ void unwind_walk(struct addr_space *as, struct unwind_result *res)
 	for (;;) {
 		if (res->n == UNWIND_MAX_FRAMES) {
 			res->cause = PROF_UNWIND_DEPTH;
-			return;
+			return 0;
 		}
 		pc = r.exact ? r.ip : r.ip - 1;	/* a return address: look up the call */
 		res->pc[res->n++] = pc;
-		lookup(as, pc, &last, &kind, &rule);
+		e = lookup(uw, as, pc, &last, &kind, &rule);
+		if (e < 0) {
+			res->cause = PROF_UNWIND_OTHER;
+			return e;
+		}
 		if (rule.flags & URULE_ENTRY)
-			return;	/* the program's entry: nothing calls it */
+			return 0;	/* the program's entry: nothing calls it */
 		switch (kind) {
 		case WALK_RULE:
 			e = rule_step(as, &rule, &r);
@@ -229,7 +237,7 @@ void unwind_walk(struct addr_space *as, struct unwind_result *res)
 			/* a return address in nothing known is no frame: stop there */
 			if (res->n > 1 && !as_is_code(as, pc)) {
 				res->cause = PROF_UNWIND_UNMAPPED;
-				return;
+				return 0;
 			}
 			res->fallback[PROF_FALLBACK_FP_ANON]++;
 			e = fp_step(as, &r);
@@ -258,15 +266,15 @@ void unwind_walk(struct addr_space *as, struct unwind_result *res)
 				memset(res, 0, sizeof(*res));
 				unwind_dwfl(as, res);
 				res->fallback[PROF_FALLBACK_DWFL] = (uint32_t)res->n;
-				return;
+				return 0;
 			}
 			break;
 		}
 		if (e == DONE)
-			return;
+			return 0;
 		if (e < 0) {
 			res->cause = -e;
-			return;
+			return 0;
 		}
 	}
 }

@@ -101,7 +101,7 @@ static void load(const char *path, struct unwinder *uw)
 			spaces = grow(spaces, &spaces_cap, nspaces, sizeof(*spaces));
 			s = &spaces[nspaces++];
 			s->pid = head[0];
-			as_init(&s->as, (pid_t)head[0], uw);
+			as_init(&s->as, (pid_t)head[0], &uw->spaces);
 			for (i = 0; i < head[1]; i++) {
 				uint64_t v[3], ino;
 				uint32_t dev[2];
@@ -233,8 +233,9 @@ int main(int argc, char **argv)
 			for (i = 0; i < nsamples; i++) {
 				struct sample *s = &samples[i];
 
-				unwind_sample(&spaces[s->space].as, (pid_t)s->tid, s->regs, s->stack,
-					      s->size, res);
+				if (unwind_sample(&uw, &spaces[s->space].as, (pid_t)s->tid, s->regs,
+						  s->stack, s->size, res) < 0)
+					die("out of memory");
 				frames += res->n;
 				complete += !res->cause;
 				if (print_frames)
@@ -247,10 +248,10 @@ int main(int argc, char **argv)
 			       100.0 * (double)complete / (double)nsamples);
 			if (!e && pass == 1)
 				printf("# tables: %lu files, %lu FDEs and %lu rows compiled, %lu KiB\n",
-				       (unsigned long)uw.tables.files,
-				       (unsigned long)uw.tables.fdes_compiled,
-				       (unsigned long)uw.tables.rows_compiled,
-				       (unsigned long)(uw.tables.peak_bytes >> 10));
+				       (unsigned long)uw.spaces.tables.files,
+				       (unsigned long)uw.spaces.tables.fdes_compiled,
+				       (unsigned long)uw.spaces.tables.rows_compiled,
+				       (unsigned long)(uw.spaces.tables.peak_bytes >> 10));
 		}
 		print_frames = false;
 	}
@@ -262,11 +263,13 @@ int main(int argc, char **argv)
 			bool frames;
 
 			uw.engine = UNWIND_COMPILED;
-			unwind_sample(&spaces[s->space].as, (pid_t)s->tid, s->regs, s->stack, s->size,
-				      res);
+			if (unwind_sample(&uw, &spaces[s->space].as, (pid_t)s->tid, s->regs, s->stack,
+					  s->size, res) < 0)
+				die("out of memory");
 			uw.engine = UNWIND_DWFL;
-			unwind_sample(&spaces[s->space].as, (pid_t)s->tid, s->regs, s->stack, s->size,
-				      other);
+			if (unwind_sample(&uw, &spaces[s->space].as, (pid_t)s->tid, s->regs, s->stack,
+					  s->size, other) < 0)
+				die("out of memory");
 			frames = res->n == other->n && !memcmp(res->pc, other->pc, res->n * 8);
 			same += frames && !res->cause == !other->cause;
 			same_frames += frames;
