@@ -32,6 +32,7 @@
 
 #include "addr_space.h"
 #include "internal.h"
+#include "regs_x86_64.h"
 #include "symbols/vdso.h"
 
 /* What a file's ELF headers say, for the mappings of it. */
@@ -565,26 +566,35 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
-	/* perf order: ax bx cx dx si di bp sp ip r8..r15; DWARF: ax dx cx bx si di bp sp r8..r15 ip */
-	static const uint8_t from_perf[17] = { 0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15,
-					       16, 8 };
+	/* each DWARF register from its place in the sample */
+	static const uint8_t from_sample[DWARF_REGS_COUNT] = {
+		[DWARF_REG_AX] = SAMPLE_REG_AX, [DWARF_REG_DX] = SAMPLE_REG_DX,
+		[DWARF_REG_CX] = SAMPLE_REG_CX, [DWARF_REG_BX] = SAMPLE_REG_BX,
+		[DWARF_REG_SI] = SAMPLE_REG_SI, [DWARF_REG_DI] = SAMPLE_REG_DI,
+		[DWARF_REG_BP] = SAMPLE_REG_BP, [DWARF_REG_SP] = SAMPLE_REG_SP,
+		[DWARF_REG_R8] = SAMPLE_REG_R8, [DWARF_REG_R9] = SAMPLE_REG_R9,
+		[DWARF_REG_R10] = SAMPLE_REG_R10, [DWARF_REG_R11] = SAMPLE_REG_R11,
+		[DWARF_REG_R12] = SAMPLE_REG_R12, [DWARF_REG_R13] = SAMPLE_REG_R13,
+		[DWARF_REG_R14] = SAMPLE_REG_R14, [DWARF_REG_R15] = SAMPLE_REG_R15,
+		[DWARF_REG_RA] = SAMPLE_REG_IP,
+	};
 	struct addr_space *as = arg;
-	Dwarf_Word dwarf[17];
+	Dwarf_Word dwarf[DWARF_REGS_COUNT];
 	size_t i;
 
 	if (as->step) {
 		/* a frame inside the walk: only sp, bp and the pc are known there */
 		Dwarf_Word sp = as->step_sp, bp = as->step_bp;
 
-		if (!dwfl_thread_state_registers(thread, 7, 1, &sp) ||
-		    (as->step_bp_ok && !dwfl_thread_state_registers(thread, 6, 1, &bp)))
+		if (!dwfl_thread_state_registers(thread, DWARF_REG_SP, 1, &sp) ||
+		    (as->step_bp_ok && !dwfl_thread_state_registers(thread, DWARF_REG_BP, 1, &bp)))
 			return false;
 		dwfl_thread_state_register_pc(thread, as->step_pc);
 		return true;
 	}
-	for (i = 0; i < 17; i++)
-		dwarf[i] = as->regs[from_perf[i]];
-	return dwfl_thread_state_registers(thread, 0, 17, dwarf);
+	for (i = 0; i < DWARF_REGS_COUNT; i++)
+		dwarf[i] = as->regs[from_sample[i]];
+	return dwfl_thread_state_registers(thread, 0, DWARF_REGS_COUNT, dwarf);
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {

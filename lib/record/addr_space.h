@@ -74,7 +74,7 @@ struct addr_space {
 	bool dwfl_stale;	/* rebuild before the next use */
 	/* the sample being unwound, for the libdwfl callbacks */
 	pid_t tid;
-	const uint64_t *regs;	/* PERF_REGS_COUNT, in perf's order */
+	const uint64_t *regs;	/* SAMPLE_REGS_COUNT, by enum sample_reg */
 	const uint8_t *stack;
 	uint64_t stack_size, sp;
 	bool read_past_copy;	/* a read above sp beyond the copy */

@@ -26,6 +26,7 @@
 #include "proc_maps.h"
 #include "process.h"
 #include "recorder.h"
+#include "regs_x86_64.h"
 #include "sorter.h"
 #include "unwind.h"
 
@@ -119,7 +120,7 @@ static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64
 	}
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	a->sample_regs_user = PERF_REGS_MASK;
+	a->sample_regs_user = SAMPLE_REGS_MASK;
 	a->sample_stack_user = stack;
 	a->disabled = 1;
 	a->enable_on_exec = on_exec;

@@ -24,6 +24,7 @@
 #include "proc_maps.h"
 #include "process.h"
 #include "recorder.h"
+#include "regs_x86_64.h"
 #include "sorter.h"
 #include "unwind.h"
 
@@ -142,7 +143,7 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 		uint32_t cpu, res;
 		uint64_t period;
 	} s;
-	uint64_t regs[PERF_REGS_COUNT], stack_size = 0, dyn_size = 0, abi = 0, nchain = 0;
+	uint64_t regs[SAMPLE_REGS_COUNT], stack_size = 0, dyn_size = 0, abi = 0, nchain = 0;
 	const uint8_t *stack = NULL, *chain = NULL;
 	struct unwind_result *u = &rec->unwound;
 	struct thr *t;
@@ -222,7 +223,7 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 		u->cause = PROF_UNWIND_NO_REGS;
 	} else {
 		/* a pc in no known module: the maps may have moved on without us */
-		if (!as_find(&proc->as, regs[8]) && s.time - proc->maps_refreshed_ns > 50000000u) {
+		if (!as_find(&proc->as, regs[SAMPLE_REG_IP]) && s.time - proc->maps_refreshed_ns > 50000000u) {
 			proc->maps_refreshed_ns = s.time;
 			r = pt_refresh_maps(&rec->pt, proc, s.time);
 			if (r < 0)
@@ -423,7 +424,7 @@ static size_t trimmed_size(const struct prof_recorder *rec, const struct perf_ev
 	if (off + 8 > h->size)
 		return 0;
 	memcpy(&abi, p + off, 8);
-	off += 8 + (abi != PERF_SAMPLE_REGS_ABI_NONE ? PERF_REGS_COUNT * 8 : 0);
+	off += 8 + (abi != PERF_SAMPLE_REGS_ABI_NONE ? SAMPLE_REGS_COUNT * 8 : 0);
 	if (off + 8 > h->size)
 		return 0;
 	memcpy(&size, p + off, 8);

@@ -17,6 +17,7 @@
 
 #include "addr_space.h"
 #include "internal.h"
+#include "regs_x86_64.h"
 #include "unwind.h"
 
 int unwinder_init(struct unwinder *uw)
@@ -231,7 +232,7 @@ int unwind_sample(struct unwinder *uw, struct addr_space *as, pid_t tid, const u
 		return 0;
 	}
 	if (!stack || !stack_size) {
-		res->pc[res->n++] = regs[8];
+		res->pc[res->n++] = regs[SAMPLE_REG_IP];
 		res->cause = PROF_UNWIND_NO_STACK;
 		return 0;
 	}
@@ -239,7 +240,7 @@ int unwind_sample(struct unwinder *uw, struct addr_space *as, pid_t tid, const u
 	as->regs = regs;
 	as->stack = stack;
 	as->stack_size = stack_size;
-	as->sp = regs[7];
+	as->sp = regs[SAMPLE_REG_SP];
 	if (uw->capture)
 		unwind_capture_sample(uw, as, tid, regs, stack, stack_size);
 	if (uw->engine == UNWIND_DWFL) {
@@ -249,7 +250,7 @@ int unwind_sample(struct unwinder *uw, struct addr_space *as, pid_t tid, const u
 	if (!uw->cache) {
 		uw->cache = calloc(RULE_CACHE_SIZE, sizeof(*uw->cache));
 		if (!uw->cache) {
-			res->pc[res->n++] = regs[8];
+			res->pc[res->n++] = regs[SAMPLE_REG_IP];
 			res->cause = PROF_UNWIND_OTHER;
 			return -ENOMEM;
 		}

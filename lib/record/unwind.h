@@ -93,16 +93,29 @@ int unwind_sample(struct unwinder *uw, struct addr_space *as, pid_t tid, const u
 /* libdwfl alone, every frame (unwind_dwfl.c). */
 void unwind_dwfl(struct addr_space *as, struct unwind_result *res);
 
+/* A frame, as the compiled walk knows it: rip, rsp and rbp. */
+struct unwind_frame {
+	uint64_t ip, sp, bp;
+	bool bp_ok;		/* bp is known */
+	bool exact;		/* ip is where the frame is (the sampled frame, or after a
+				 * signal frame), not a return address */
+};
+
+/* What a step from a frame to its caller found. */
+enum unwind_step {
+	UNWIND_STEP_CALLER,	/* the caller: the frame now holds its registers */
+	UNWIND_STEP_END,	/* the outermost frame: the stack is complete */
+	UNWIND_STEP_STOPPED,	/* no caller: the cause says why */
+};
+
 /*
- * One frame by libdwfl, for the compiled walker: from the frame at PC with
- * SP and BP (BP_OK: known; the first frame of a sample: FIRST, every
- * register of the sample known) to its caller: *RA (*ACTIVATION: an exact
- * pc, as after a signal frame, not a return address), *NSP, *NBP, *NBP_OK.
- * 0, 1 when PC's frame is the outermost, or -cause (enum prof_unwind_error).
+ * One frame by libdwfl, for the compiled walker: from frame F at PC (the
+ * first of the sample: FIRST, every register of the sample known; else
+ * only F's sp and bp) to its caller, into F.  On UNWIND_STEP_STOPPED,
+ * *CAUSE says why.
  */
-int unwind_dwfl_step(struct addr_space *as, bool first, uint64_t pc, uint64_t sp, uint64_t bp,
-		     bool bp_ok, uint64_t *ra, bool *activation, uint64_t *nsp, uint64_t *nbp,
-		     bool *nbp_ok);
+enum unwind_step unwind_dwfl_step(struct addr_space *as, bool first, uint64_t pc,
+				  struct unwind_frame *f, enum prof_unwind_error *cause);
 
 /* The compiled engine (unwind_walk.c): 0, or -ENOMEM. */
 int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res);

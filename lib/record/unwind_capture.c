@@ -9,14 +9,15 @@
  *       major, minor; u64 inode; u16 length, the path (no NUL); then u32
  *       k and k anonymous executable ranges: u64 start, end.  The
  *       mappings of PID from now on (written when they changed since).
- *   'S' u32 pid, u32 tid, u64 regs[17] (perf's order), u64 n, n stack bytes.
+ *   'S' u32 pid, u32 tid, u64 regs[17] (a sample's: enum sample_reg), u64 n,
+ *       n stack bytes.
  * Write errors end the capture (the recording goes on).
  */
 #include <string.h>
 
 #include "addr_space.h"
 #include "internal.h"
-#include "perf_ring.h"
+#include "regs_x86_64.h"
 #include "unwind.h"
 
 #define CAPTURE_MAGIC "PROFUNW1"
@@ -67,7 +68,7 @@ void unwind_capture_sample(struct unwinder *uw, struct addr_space *as, pid_t tid
 		put_modules(uw, as);
 	put(uw, "S", 1);
 	put(uw, ids, sizeof(ids));
-	put(uw, regs, PERF_REGS_COUNT * sizeof(*regs));
+	put(uw, regs, SAMPLE_REGS_COUNT * sizeof(*regs));
 	put(uw, &stack_size, sizeof(stack_size));
 	put(uw, stack, stack_size);
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "regs_x86_64.h"
 #include "unwind_table.h"
 
 #define DEFAULT_MAX_BYTES (64u << 20)
@@ -173,6 +174,7 @@ static int index_eh_frame_hdr(struct utable *t, const GElf_Phdr *ph)
 	size_t size, i, n;
 	const uint8_t *file = (const uint8_t *)elf_rawfile(t->elf, &size), *p, *end;
 	uint64_t skip, count;
+	uint8_t ptr_enc, count_enc;
 
 	if (!file || ph->p_offset > size || ph->p_filesz > size - ph->p_offset ||
 	    ph->p_filesz < 4)
@@ -182,16 +184,13 @@ static int index_eh_frame_hdr(struct utable *t, const GElf_Phdr *ph)
 	/* version 1; eh_frame_ptr, fde_count and table encodings */
 	if (p[0] != 1 || p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
 		return -ENOTSUP;
-	{
-		uint8_t ptr_enc = p[1], count_enc = p[2];
-
-		p += 4;
-		if ((ptr_enc & 0x70) == DW_EH_PE_pcrel)
-			ptr_enc &= 0x0f;	/* its value is not needed, only its size */
-		if (!read_encoded(&p, end, ptr_enc, 0, &skip) ||
-		    !read_encoded(&p, end, count_enc, 0, &count))
-			return -EINVAL;
-	}
+	ptr_enc = p[1];
+	count_enc = p[2];
+	p += 4;
+	if ((ptr_enc & 0x70) == DW_EH_PE_pcrel)
+		ptr_enc &= 0x0f;	/* its value is not needed, only its size */
+	if (!read_encoded(&p, end, ptr_enc, 0, &skip) || !read_encoded(&p, end, count_enc, 0, &count))
+		return -EINVAL;
 	if (count > (uint64_t)(end - p) / 8)
 		return -EINVAL;
 	t->fde_lo = malloc((count ? count : 1) * sizeof(*t->fde_lo));
@@ -454,8 +453,9 @@ static bool cfa_plus(const Dwarf_Op *ops, size_t nops, int64_t *k)
  */
 static int plt_threshold(const Dwarf_Op *ops, size_t nops)
 {
-	if (nops != 9 || ops[0].atom != DW_OP_breg7 || ops[0].number != 8 ||
-	    ops[1].atom != DW_OP_breg16 || ops[1].number != 0 || ops[2].atom != DW_OP_lit15 ||
+	if (nops != 9 || ops[0].atom != DW_OP_breg0 + DWARF_REG_SP || ops[0].number != 8 ||
+	    ops[1].atom != DW_OP_breg0 + DWARF_REG_RA || ops[1].number != 0 ||
+	    ops[2].atom != DW_OP_lit15 ||
 	    ops[3].atom != DW_OP_and || ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15 ||
 	    ops[5].atom != DW_OP_ge || ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl ||
 	    ops[8].atom != DW_OP_plus)
@@ -476,7 +476,7 @@ static struct urule decode(Dwarf_Frame *f, bool signal)
 		return r;
 	}
 	/* the return address: at CFA - 8, or undefined in the outermost frame */
-	if (dwarf_frame_register(f, 16, mem, &ops, &nops) != 0)
+	if (dwarf_frame_register(f, DWARF_REG_RA, mem, &ops, &nops) != 0)
 		return r;
 	if (nops == 0 && ops) {
 		r.cfa = UCFA_END;
@@ -486,9 +486,10 @@ static struct urule decode(Dwarf_Frame *f, bool signal)
 		return r;
 	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
 		return r;
-	if (nops == 1 && ops[0].atom == DW_OP_bregx && (ops[0].number == 7 || ops[0].number == 6) &&
+	if (nops == 1 && ops[0].atom == DW_OP_bregx &&
+	    (ops[0].number == DWARF_REG_SP || ops[0].number == DWARF_REG_BP) &&
 	    (int64_t)ops[0].number2 >= INT32_MIN && (int64_t)ops[0].number2 <= INT32_MAX) {
-		r.cfa = ops[0].number == 7 ? UCFA_RSP : UCFA_RBP;
+		r.cfa = ops[0].number == DWARF_REG_SP ? UCFA_RSP : UCFA_RBP;
 		r.cfa_off = (int32_t)ops[0].number2;
 	} else if ((plt = plt_threshold(ops, nops))) {
 		r.cfa = UCFA_PLT;
@@ -497,7 +498,7 @@ static struct urule decode(Dwarf_Frame *f, bool signal)
 		return r;
 	}
 	/* rbp: the one register besides sp and ip that a walk through frames needs */
-	if (dwarf_frame_register(f, 6, mem, &ops, &nops) != 0) {
+	if (dwarf_frame_register(f, DWARF_REG_BP, mem, &ops, &nops) != 0) {
 		r.cfa = UCFA_FALLBACK;
 	} else if (nops == 0) {
 		r.bp = ops ? UBP_UNDEF : UBP_SAME;
@@ -510,6 +511,23 @@ static struct urule decode(Dwarf_Frame *f, bool signal)
 	return r;
 }
 
+/* Room for one more row in F, counted in the tables' bytes.  0 or -ENOMEM. */
+static int grow_rows(struct utables *ts, struct utable *t, struct ufde *f)
+{
+	void *v = f->rows;
+	size_t cap = f->cap, more;
+
+	if (grow_array(&v, &cap, f->nrows + 1, sizeof(*f->rows)) < 0)
+		return -ENOMEM;
+	f->rows = v;
+	more = (cap - f->cap) * sizeof(*f->rows);
+	ts->bytes += more;
+	ts->rows_bytes += more;
+	t->rows_bytes += more;
+	f->cap = (uint32_t)cap;
+	return 0;
+}
+
 /* Compile the row of FDE I that holds SVMA, as the K-th of its compiled rows. */
 static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t svma, size_t k)
 {
@@ -519,7 +537,6 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr start = svma, end = svma + 1;
 	bool signal = false;
-	void *v;
 
 	if (ts->rows_bytes > ts->max_bytes) {
 		size_t n;
@@ -550,18 +567,8 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 		return -ERANGE;
 	if (i == t->entry_fde && t->entry)
 		r.flags |= URULE_ENTRY;
-	v = f->rows;
-	{
-		size_t cap = f->cap;
-
-		if (grow_array(&v, &cap, f->nrows + 1, sizeof(*f->rows)) < 0)
-			return -ENOMEM;
-		ts->bytes += (cap - f->cap) * sizeof(*f->rows);
-		ts->rows_bytes += (cap - f->cap) * sizeof(*f->rows);
-		t->rows_bytes += (cap - f->cap) * sizeof(*f->rows);
-		f->cap = (uint32_t)cap;
-	}
-	f->rows = v;
+	if (grow_rows(ts, t, f) < 0)
+		return -ENOMEM;
 	memmove(&f->rows[k + 1], &f->rows[k], (f->nrows - k) * sizeof(*f->rows));
 	f->rows[k] = (struct urow){ .off = (uint32_t)(start - lo), .end = (uint32_t)(end - lo),
 				    .r = r };

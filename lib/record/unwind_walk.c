@@ -22,47 +22,40 @@
 
 #include "addr_space.h"
 #include "internal.h"
+#include "regs_x86_64.h"
 #include "unwind.h"
 
+/* How a frame is walked. */
 enum walk_kind {
 	WALK_RULE,		/* a compiled rule */
 	WALK_FP_ANON,		/* no module: anonymous code, frame pointers */
 	WALK_FP_NO_CFI,		/* a module without CFI for the pc: frame pointers */
 	WALK_DWFL,		/* libdwfl, for this frame */
+	WALK_NO_MEMORY,		/* no memory for the module's table: the walk stops */
 };
 
-/* Stop the walk: 1 complete, or -cause. */
-#define DONE 1
-
-static int lookup(struct unwinder *uw, struct addr_space *as, uint64_t pc,
-		  struct as_module **last, uint32_t *kind, struct urule *rule)
+/* How frame PC is walked, and its rule (UCFA_NONE but for WALK_RULE and the ENTRY flag). */
+static enum walk_kind lookup(struct unwinder *uw, struct addr_space *as, uint64_t pc,
+			     struct as_module **last, struct urule *rule)
 {
 	struct rule_cache_entry *e;
 	struct as_module *m = *last;
 	struct utable *t;
 	uint64_t svma;
 	uint32_t id;
-	int r;
 
 	/* most callers are in the module of the frame before */
 	if (!m || pc < m->start || pc >= m->end)
 		m = *last = as_find(as, pc);
 	*rule = (struct urule){ .cfa = UCFA_NONE };
-	if (!m) {
-		*kind = WALK_FP_ANON;
-		return 0;
-	}
-	if (!m->elf_ok || !m->open_path) {
-		*kind = WALK_FP_NO_CFI;	/* nothing to read it with, libdwfl neither */
-		return 0;
-	}
-	r = as_table(as, m, &t);
-	if (r < 0)
-		return r;
-	if (!t) {
-		*kind = m->no_cfi ? WALK_FP_NO_CFI : WALK_DWFL;
-		return 0;
-	}
+	if (!m)
+		return WALK_FP_ANON;
+	if (!m->elf_ok || !m->open_path)
+		return WALK_FP_NO_CFI;	/* nothing to read it with, libdwfl neither */
+	if (as_table(as, m, &t) < 0)
+		return WALK_NO_MEMORY;
+	if (!t)
+		return m->no_cfi ? WALK_FP_NO_CFI : WALK_DWFL;
 	svma = pc - m->bias;
 	id = utable_id(t);
 	e = &uw->cache[(svma ^ (svma >> 13) ^ (uint64_t)id * 0x9e3779b1u) % RULE_CACHE_SIZE];
@@ -74,164 +67,176 @@ static int lookup(struct unwinder *uw, struct addr_space *as, uint64_t pc,
 		*rule = utable_rule(&as->shared->tables, t, svma);
 		*e = (struct rule_cache_entry){ .svma = svma, .table = id, .rule = *rule };
 	}
-	*kind = rule->cfa == UCFA_NONE	     ? WALK_FP_NO_CFI
-		: rule->cfa == UCFA_FALLBACK ? WALK_DWFL
-					     : WALK_RULE;
-	return 0;
+	return rule->cfa == UCFA_NONE	  ? WALK_FP_NO_CFI
+	       : rule->cfa == UCFA_FALLBACK ? WALK_DWFL
+					    : WALK_RULE;
 }
 
-/* The word at ADDR from the stack copy: 0, or -cause. */
-static int read_word(const struct addr_space *as, uint64_t addr, uint64_t *v)
+/* The word at ADDR from the stack copy, or false and *CAUSE. */
+static bool read_word(const struct addr_space *as, uint64_t addr, uint64_t *v,
+		      enum prof_unwind_error *cause)
 {
 	if (addr >= as->sp && addr - as->sp <= as->stack_size &&
 	    as->stack_size - (addr - as->sp) >= 8) {
 		memcpy(v, as->stack + (addr - as->sp), 8);
-		return 0;
+		return true;
 	}
 	/* above the copy, within a plausible stack: the copy was too small */
-	if (addr >= as->sp && addr - as->sp < (64u << 20))
-		return -PROF_UNWIND_STACK_COPY;
-	return -PROF_UNWIND_OTHER;
+	*cause = addr >= as->sp && addr - as->sp < (64u << 20) ? PROF_UNWIND_STACK_COPY
+							       : PROF_UNWIND_OTHER;
+	return false;
 }
 
-struct regs {
-	uint64_t ip, sp, bp;
-	bool bp_ok;
-	bool exact;		/* ip is where the frame is, not a return address */
-};
-
-/* A frame by its compiled rule: 0, DONE, or -cause. */
-static int rule_step(const struct addr_space *as, const struct urule *rule, struct regs *r)
+static enum unwind_step stopped(enum prof_unwind_error *cause, enum prof_unwind_error why)
 {
-	uint64_t cfa, ra, bp = r->bp;
-	int e;
+	*cause = why;
+	return UNWIND_STEP_STOPPED;
+}
+
+/* A frame by its compiled rule. */
+static enum unwind_step rule_step(const struct addr_space *as, const struct urule *rule,
+				  struct unwind_frame *f, enum prof_unwind_error *cause)
+{
+	uint64_t cfa, ra, bp = f->bp;
+	enum prof_unwind_error ignored;
 
 	switch (rule->cfa) {
 	case UCFA_END:
-		return DONE;
+		return UNWIND_STEP_END;
 	case UCFA_RSP:
-		cfa = r->sp + (uint64_t)(int64_t)rule->cfa_off;
+		cfa = f->sp + (uint64_t)(int64_t)rule->cfa_off;
 		break;
 	case UCFA_RBP:
-		if (!r->bp_ok)
-			return -PROF_UNWIND_OTHER;
-		cfa = r->bp + (uint64_t)(int64_t)rule->cfa_off;
+		if (!f->bp_ok)
+			return stopped(cause, PROF_UNWIND_OTHER);
+		cfa = f->bp + (uint64_t)(int64_t)rule->cfa_off;
 		break;
 	case UCFA_PLT:
-		cfa = r->sp + 8 + ((r->ip & 15) >= (uint64_t)rule->cfa_off ? 8 : 0);
+		cfa = f->sp + 8 + ((f->ip & 15) >= (uint64_t)rule->cfa_off ? 8 : 0);
 		break;
 	default:
-		return -PROF_UNWIND_OTHER;
+		return stopped(cause, PROF_UNWIND_OTHER);
 	}
-	if (cfa < r->sp + 8)
-		return -PROF_UNWIND_OTHER;	/* the stack would not grow */
-	if ((e = read_word(as, cfa - 8, &ra)) < 0)
-		return e;
+	if (cfa < f->sp + 8)
+		return stopped(cause, PROF_UNWIND_OTHER);	/* the stack would not grow */
+	if (!read_word(as, cfa - 8, &ra, cause))
+		return UNWIND_STEP_STOPPED;
 	/*
-	 * An epilogue that popped rbp: its slot is below sp, out of the copy,
-	 * and rbp holds its value.  libdwfl takes rbp as lost there instead,
-	 * and ends the walk at the first frame that needs it.
+	 * An epilogue that popped rbp names its slot below sp, out of the copy,
+	 * and rbp holds what it held: the caller's rbp, kept as it is.  (libdwfl
+	 * takes rbp as lost there instead, and ends the walk at the first frame
+	 * that needs it.)
 	 */
-	if (urule_bp_popped(rule))
-		;
-	else if (rule->bp == UBP_AT)
-		r->bp_ok = read_word(as, cfa + (uint64_t)(int64_t)rule->bp_off, &bp) == 0;
+	if (rule->bp == UBP_AT && !urule_bp_popped(rule))
+		f->bp_ok = read_word(as, cfa + (uint64_t)(int64_t)rule->bp_off, &bp, &ignored);
 	else if (rule->bp == UBP_UNDEF)
-		r->bp_ok = false;
-	r->bp = bp;
-	r->sp = cfa;
-	r->ip = ra;
-	r->exact = false;
-	return ra ? 0 : DONE;	/* a zero return address ends a stack, as libdwfl takes it */
+		f->bp_ok = false;
+	f->bp = bp;
+	f->sp = cfa;
+	f->ip = ra;
+	f->exact = false;
+	/* a zero return address ends a stack, as libdwfl takes it */
+	return ra ? UNWIND_STEP_CALLER : UNWIND_STEP_END;
 }
 
-/* A frame by its frame pointer: 0, DONE, or -cause. */
-static int fp_step(struct addr_space *as, struct regs *r)
+/* A frame by its frame pointer. */
+static enum unwind_step fp_step(struct addr_space *as, struct unwind_frame *f,
+				enum prof_unwind_error *cause)
 {
 	uint64_t nbp, ra;
-	int e;
 
-	if (!r->bp_ok)
-		return -PROF_UNWIND_NO_CFI;
-	if (r->bp == 0)
-		return DONE;	/* the end of the chain: _start leaves rbp 0 */
-	if (r->bp < r->sp || r->bp > UINT64_MAX - 16)
-		return -PROF_UNWIND_NO_CFI;	/* rbp holds no frame of this stack */
-	if ((e = read_word(as, r->bp, &nbp)) < 0 || (e = read_word(as, r->bp + 8, &ra)) < 0)
-		return e;
+	if (!f->bp_ok)
+		return stopped(cause, PROF_UNWIND_NO_CFI);
+	if (f->bp == 0)
+		return UNWIND_STEP_END;	/* the end of the chain: _start leaves rbp 0 */
+	if (f->bp < f->sp || f->bp > UINT64_MAX - 16)
+		return stopped(cause, PROF_UNWIND_NO_CFI);	/* rbp holds no frame of this stack */
+	if (!read_word(as, f->bp, &nbp, cause) || !read_word(as, f->bp + 8, &ra, cause))
+		return UNWIND_STEP_STOPPED;
 	if (ra == 0)
-		return DONE;
+		return UNWIND_STEP_END;
 	if (!as_is_code(as, ra - 1))
-		return -PROF_UNWIND_NO_CFI;	/* not a return address: no frame there */
-	r->sp = r->bp + 16;
-	r->bp = nbp;
-	r->ip = ra;
-	r->exact = false;
-	return 0;
+		return stopped(cause, PROF_UNWIND_NO_CFI);	/* not a return address: no frame */
+	f->sp = f->bp + 16;
+	f->bp = nbp;
+	f->ip = ra;
+	f->exact = false;
+	return UNWIND_STEP_CALLER;
 }
 
 /*
  * The sampled frame, when frame pointers fail it: a leaf that keeps no
  * frame (a JIT's small loop, hand-written assembly) still has its return
- * address at rsp.  Taken only if it lands in code.  0 or -cause.
+ * address at rsp.  Taken only if it lands in code.
  */
-static int leaf_step(struct addr_space *as, struct regs *r)
+static enum unwind_step leaf_step(struct addr_space *as, struct unwind_frame *f,
+				  enum prof_unwind_error *cause)
 {
 	uint64_t ra;
-	int e = read_word(as, r->sp, &ra);
 
-	if (e < 0)
-		return e;
+	if (!read_word(as, f->sp, &ra, cause))
+		return UNWIND_STEP_STOPPED;
 	if (!ra || !as_is_code(as, ra - 1))
-		return -PROF_UNWIND_NO_CFI;
-	r->sp += 8;
-	r->ip = ra;
-	r->exact = false;
-	return 0;
+		return stopped(cause, PROF_UNWIND_NO_CFI);
+	f->sp += 8;
+	f->ip = ra;
+	f->exact = false;
+	return UNWIND_STEP_CALLER;
 }
 
-static int dwfl_step(struct addr_space *as, struct regs *r, bool first, uint64_t pc)
+/* A frame by libdwfl alone. */
+static enum unwind_step dwfl_step(struct addr_space *as, struct unwind_frame *f, bool first,
+				  uint64_t pc, enum prof_unwind_error *cause)
 {
-	uint64_t ra, sp, bp;
-	bool exact, bp_ok;
-	int e;
+	struct unwind_frame caller = *f;
+	enum unwind_step st = unwind_dwfl_step(as, first, pc, &caller, cause);
 
-	e = unwind_dwfl_step(as, first, pc, r->sp, r->bp, r->bp_ok, &ra, &exact, &sp, &bp, &bp_ok);
-	if (e)
-		return e > 0 ? DONE : e;
-	if (sp < r->sp)
-		return -PROF_UNWIND_OTHER;
-	*r = (struct regs){ .ip = ra, .sp = sp, .bp = bp, .bp_ok = bp_ok, .exact = exact };
-	return ra ? 0 : DONE;
+	if (st != UNWIND_STEP_CALLER)
+		return st;
+	if (caller.sp < f->sp)
+		return stopped(cause, PROF_UNWIND_OTHER);
+	*f = caller;
+	return caller.ip ? UNWIND_STEP_CALLER : UNWIND_STEP_END;
+}
+
+/* Frame pointers from F, or for the sampled frame (FIRST) its return address at rsp. */
+static enum unwind_step fp_or_leaf_step(struct addr_space *as, struct unwind_frame *f, bool first,
+					enum prof_unwind_error *cause)
+{
+	enum unwind_step st = fp_step(as, f, cause);
+
+	return st == UNWIND_STEP_STOPPED && first ? leaf_step(as, f, cause) : st;
 }
 
 int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res)
 {
-	struct regs r = { .ip = as->regs[8], .sp = as->regs[7], .bp = as->regs[6], .bp_ok = true,
-			  .exact = true };
+	struct unwind_frame f = {
+		.ip = as->regs[SAMPLE_REG_IP], .sp = as->regs[SAMPLE_REG_SP],
+		.bp = as->regs[SAMPLE_REG_BP], .bp_ok = true, .exact = true,
+	};
+	enum prof_unwind_error cause = PROF_UNWIND_OTHER;
 	struct as_module *last = NULL;
+	enum walk_kind kind;
+	enum unwind_step st = UNWIND_STEP_STOPPED;
 	struct urule rule;
-	uint32_t kind;
 	uint64_t pc;
-	int e = 0;
 
 	for (;;) {
 		if (res->n == UNWIND_MAX_FRAMES) {
 			res->cause = PROF_UNWIND_DEPTH;
 			return 0;
 		}
-		pc = r.exact ? r.ip : r.ip - 1;	/* a return address: look up the call */
+		pc = f.exact ? f.ip : f.ip - 1;	/* a return address: look up the call */
 		res->pc[res->n++] = pc;
-		e = lookup(uw, as, pc, &last, &kind, &rule);
-		if (e < 0) {
-			res->cause = PROF_UNWIND_OTHER;
-			return e;
-		}
+		kind = lookup(uw, as, pc, &last, &rule);
 		if (rule.flags & URULE_ENTRY)
 			return 0;	/* the program's entry: nothing calls it */
 		switch (kind) {
+		case WALK_NO_MEMORY:
+			res->cause = PROF_UNWIND_OTHER;
+			return -ENOMEM;
 		case WALK_RULE:
-			e = rule_step(as, &rule, &r);
+			st = rule_step(as, &rule, &f, &cause);
 			break;
 		case WALK_FP_ANON:
 			/* a return address in nothing known is no frame: stop there */
@@ -240,22 +245,18 @@ int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 				return 0;
 			}
 			res->fallback[PROF_FALLBACK_FP_ANON]++;
-			e = fp_step(as, &r);
-			if (e < 0 && res->n == 1)
-				e = leaf_step(as, &r);
-			if (e == -PROF_UNWIND_NO_CFI)
-				e = -PROF_UNWIND_UNMAPPED;
+			st = fp_or_leaf_step(as, &f, res->n == 1, &cause);
+			if (st == UNWIND_STEP_STOPPED && cause == PROF_UNWIND_NO_CFI)
+				cause = PROF_UNWIND_UNMAPPED;
 			break;
 		case WALK_FP_NO_CFI:
 			res->fallback[PROF_FALLBACK_FP_NO_CFI]++;
-			e = fp_step(as, &r);
-			if (e < 0 && res->n == 1)
-				e = leaf_step(as, &r);
+			st = fp_or_leaf_step(as, &f, res->n == 1, &cause);
 			break;
-		default:
+		case WALK_DWFL:
 			res->fallback[PROF_FALLBACK_DWFL]++;
-			e = dwfl_step(as, &r, res->n == 1, pc);
-			if (e != 0 && res->n > 1) {
+			st = dwfl_step(as, &f, res->n == 1, pc, &cause);
+			if (st != UNWIND_STEP_CALLER && res->n > 1) {
 				/*
 				 * Inside the walk libdwfl knows only rip, rsp and
 				 * rbp: a frame whose CFA needs another register
@@ -270,10 +271,10 @@ int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 			}
 			break;
 		}
-		if (e == DONE)
+		if (st == UNWIND_STEP_END)
 			return 0;
-		if (e < 0) {
-			res->cause = -e;
+		if (st == UNWIND_STEP_STOPPED) {
+			res->cause = cause;
 			return 0;
 		}
 	}

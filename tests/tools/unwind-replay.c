@@ -23,13 +23,13 @@
 #include <time.h>
 
 #include "record/addr_space.h"
-#include "record/perf_ring.h"
+#include "record/regs_x86_64.h"
 #include "record/unwind.h"
 
 struct sample {
 	size_t space;		/* index into spaces */
 	uint32_t tid;
-	uint64_t regs[PERF_REGS_COUNT];
+	uint64_t regs[SAMPLE_REGS_COUNT];
 	uint64_t size;
 	uint8_t *stack;
 };
