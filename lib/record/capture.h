@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "symbols/image_set.h"
-#include "addr_space.h"
+#include "unwind/addr_space.h"
 #include "intern.h"
 
 struct prof_spool_writer;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "addr_space.h"
+#include "unwind/addr_space.h"
 #include "intern.h"
 
 struct proc {

@@ -31,7 +31,7 @@
 #include "process.h"
 #include "recorder.h"
 #include "sorter.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 #include "spool/spool_writer.h"
 
 static int check_opts(struct prof_recorder_opts *o)

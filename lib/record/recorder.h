@@ -18,7 +18,7 @@
 #include "perf_ring.h"
 #include "process.h"
 #include "sorter.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 #include "spool/spool_file.h"
 
 #define MAX_CPUS 4096

@@ -24,7 +24,7 @@
 #include "process.h"
 #include "recorder.h"
 #include "sorter.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 int rec_keep_held(struct prof_recorder *rec, struct held_process *h)
 {

@@ -26,9 +26,9 @@
 #include "proc_maps.h"
 #include "process.h"
 #include "recorder.h"
-#include "regs_x86_64.h"
+#include "unwind/regs_x86_64.h"
 #include "sorter.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 int rec_read_u64_file(const char *path, uint64_t *ret)
 {

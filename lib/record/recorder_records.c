@@ -24,9 +24,9 @@
 #include "proc_maps.h"
 #include "process.h"
 #include "recorder.h"
-#include "regs_x86_64.h"
+#include "unwind/regs_x86_64.h"
 #include "sorter.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 static uint64_t record_time(const struct perf_event_header *h)
 {

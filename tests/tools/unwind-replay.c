@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * unwind-replay - replay the raw samples of a capture (PROF_UNWIND_CAPTURE,
- * see lib/record/unwind_capture.c) through the unwinding engines, and say
+ * see lib/unwind/unwind_capture.c) through the unwinding engines, and say
  * what each costs: microseconds per unwind, unwinds per second on one core,
  * frames per second.  bench/unwind runs it; the files the samples ran in
  * must still be there (same paths, same inodes).
@@ -22,9 +22,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "record/addr_space.h"
-#include "record/regs_x86_64.h"
-#include "record/unwind.h"
+#include "unwind/addr_space.h"
+#include "unwind/regs_x86_64.h"
+#include "unwind/unwind.h"
 
 struct sample {
 	size_t space;		/* index into spaces */
