@@ -14,7 +14,7 @@
 
 #include "internal.h"
 #include "process.h"
-#include "proc_maps.h"
+#include "proc.h"
 
 #define RETIRE_MAX 256
 
@@ -92,16 +92,6 @@ struct thr *pt_find_thread(struct proc_table *pt, pid_t tid)
 	struct thr *t = find_thread(pt, tid);
 
 	return t && !t->exited ? t : NULL;
-}
-
-static void read_exe(pid_t pid, char *buf, size_t len)
-{
-	char link[64];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	n = readlink(link, buf, len - 1);
-	buf[n > 0 ? n : 0] = '\0';
 }
 
 static int retire(struct proc_table *pt, const uint32_t *ids, size_t n, uint64_t time)
@@ -262,7 +252,7 @@ int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, s
 	}
 	if (proc_stat(pid, comm, &ppid, NULL) < 0)
 		snprintf(comm, sizeof(comm), "%d", (int)pid);
-	read_exe(pid, exe, sizeof(exe));
+	proc_exe(pid, exe, sizeof(exe));
 	r = new_process(pt, pid, ppid, comm, exe, time, &p);
 	if (r < 0)
 		return r;
@@ -304,22 +294,6 @@ static int new_thread(struct proc_table *pt, struct proc *p, pid_t tid, const ch
 	return 0;
 }
 
-static void read_thread_name(pid_t pid, pid_t tid, char name[16], const char *fallback)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (f && fgets(name, 16, f)) {
-		name[strcspn(name, "\n")] = '\0';
-	} else {
-		snprintf(name, 16, "%s", fallback);
-	}
-	if (f)
-		fclose(f);
-}
-
 int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct thr **ret)
 {
 	struct thr *t = find_thread(pt, tid);
@@ -336,7 +310,7 @@ int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct
 	r = pt_process(pt, pid, time, true, &p);
 	if (r < 0)
 		return r;
-	read_thread_name(pid, tid, name, p->comm);
+	proc_thread_name(pid, tid, name, p->comm);
 	return new_thread(pt, p, tid, name, time, ret);
 }
 
@@ -365,7 +339,7 @@ int pt_fork(struct proc_table *pt, pid_t pid, pid_t ppid, pid_t tid, uint64_t ti
 		return 0;	/* already known (seen through a sample first) */
 	char exe[PATH_MAX];
 
-	read_exe(ppid, exe, sizeof(exe));
+	proc_exe(ppid, exe, sizeof(exe));
 	r = new_process(pt, pid, ppid, parent->comm, exe, time, &child);
 	if (r < 0)
 		return r;
@@ -396,7 +370,7 @@ int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool 
 		if (r < 0)
 			return r;
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
-		read_exe(pid, exe, sizeof(exe));
+		proc_exe(pid, exe, sizeof(exe));
 		free(p->exe);
 		p->exe = xstrdup(exe);
 		if (!p->exe)

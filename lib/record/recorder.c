@@ -27,7 +27,7 @@
 #include "capture.h"
 #include "internal.h"
 #include "perf_ring.h"
-#include "proc_maps.h"
+#include "proc.h"
 #include "process.h"
 #include "recorder.h"
 #include "sorter.h"
@@ -281,7 +281,7 @@ static int reconcile_liveness(struct prof_recorder *rec)
 	for (i = 0; i < rec->pt.nprocs; i++) {
 		struct proc *p = rec->pt.procs[i];
 
-		if (p->exited || !rec_proc_gone(p->pid))
+		if (p->exited || !proc_gone(p->pid))
 			continue;
 		/* its exit record may still be queued: take it first */
 		r = prof_recorder_flush(rec);
@@ -302,7 +302,7 @@ int prof_recorder_process_is_active(struct prof_recorder *rec, pid_t pid, bool *
 {
 	struct proc *p = pt_find_process(&rec->pt, pid);
 
-	*ret = p && !p->exited && !rec_proc_gone(pid);
+	*ret = p && !p->exited && !proc_gone(pid);
 	return 0;
 }
 

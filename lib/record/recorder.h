@@ -114,7 +114,6 @@ char *rec_switch_first_name(struct prof_recorder *rec);
 int rec_switch_published(struct prof_recorder *rec);
 bool rec_switch_due(const struct prof_recorder *rec, uint64_t now);
 void rec_switch_release(struct prof_recorder *rec);
-int rec_read_u64_file(const char *path, uint64_t *ret);
 
 /* recorder_events.c */
 const char *rec_event_name(enum prof_event_kind e);
@@ -127,7 +126,6 @@ int rec_drain_rings(struct prof_recorder *rec);
 int rec_process_until(struct prof_recorder *rec, uint64_t watermark);
 int rec_reconcile(struct prof_recorder *rec);
 int rec_end_offcpu_of_process(struct prof_recorder *rec, struct proc *p, uint64_t time);
-bool rec_proc_gone(pid_t pid);
 /*
  * The module the frames in M (of P) name (pt_frame_module_id()); the first
  * of its file is noted for capture.  Its id, or -errno.

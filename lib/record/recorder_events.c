@@ -23,32 +23,16 @@
 #include "capture.h"
 #include "internal.h"
 #include "perf_ring.h"
-#include "proc_maps.h"
+#include "proc.h"
 #include "process.h"
 #include "recorder.h"
 #include "unwind/regs_x86_64.h"
 #include "sorter.h"
 #include "unwind/unwind.h"
 
-int rec_read_u64_file(const char *path, uint64_t *ret)
-{
-	unsigned long long v;
-	FILE *f = fopen(path, "re");
-	int ok;
-
-	if (!f)
-		return error_set(-errno, "cannot read '%s'", path);
-	ok = fscanf(f, "%llu", &v) == 1;
-	fclose(f);
-	if (!ok)
-		return error_setx(-EIO, "cannot parse '%s'", path);
-	*ret = v;
-	return 0;
-}
-
 int prof_max_sample_rate(uint64_t *ret)
 {
-	return rec_read_u64_file("/proc/sys/kernel/perf_event_max_sample_rate", ret);
+	return proc_read_u64("/proc/sys/kernel/perf_event_max_sample_rate", ret);
 }
 
 /* Online CPUs from /sys (e.g. "0-3,6"); at least CPU 0. */
@@ -208,7 +192,7 @@ static size_t fit_locked_limit(size_t pages, size_t page, size_t ncpus, size_t n
 	struct rlimit rl;
 
 	if (!ours || geteuid() == 0 || !ncpus ||
-	    rec_read_u64_file("/proc/sys/kernel/perf_event_mlock_kb", &mlock_kb) < 0 ||
+	    proc_read_u64("/proc/sys/kernel/perf_event_mlock_kb", &mlock_kb) < 0 ||
 	    getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 		return pages;
 	budget = mlock_kb * 1024 * ncpus + rl.rlim_cur;
@@ -228,7 +212,7 @@ static int perf_error(int err, const char *ev, bool sw)
 	uint64_t paranoid = 0;
 
 	if (sw && (err == -EACCES || err == -EPERM)) {
-		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 		return error_setx(err, "--off-cpu samples threads inside the kernel (as they "
 				  "switch out, and in system calls), which "
 				  "kernel.perf_event_paranoid %llu forbids: run as root, grant "
@@ -236,7 +220,7 @@ static int perf_error(int err, const char *ev, bool sw)
 				  (unsigned long long)paranoid);
 	}
 	if (err == -EACCES || err == -EPERM) {
-		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 		return error_set(err, "cannot open the %s event (kernel.perf_event_paranoid is %llu: "
 				 "run as root, or lower it with sysctl)", ev,
 				 (unsigned long long)paranoid);
@@ -286,7 +270,7 @@ static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool 
 	    (errno == EACCES || errno == EPERM)) {
 		uint64_t paranoid = 0;
 
-		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 		pr_warn("kernel sampling refused (kernel.perf_event_paranoid is %llu): "
 			"recording user space only", (unsigned long long)paranoid);
 		rec->kernel = false;

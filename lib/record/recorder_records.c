@@ -21,7 +21,7 @@
 #include "capture.h"
 #include "internal.h"
 #include "perf_ring.h"
-#include "proc_maps.h"
+#include "proc.h"
 #include "process.h"
 #include "recorder.h"
 #include "unwind/regs_x86_64.h"
@@ -538,14 +538,14 @@ int rec_reconcile(struct prof_recorder *rec)
 
 		if (p->exited)
 			continue;
-		if (rec_proc_gone(p->pid)) {
+		if (proc_gone(p->pid)) {
 			r = rec_end_offcpu_of_process(rec, p, now);
 			if (r >= 0)
 				r = pt_process_exit(&rec->pt, p, now);
 			continue;
 		}
 		r = pt_refresh_maps(&rec->pt, p, now);
-		n = r < 0 ? 0 : list_tasks(p->pid, &tids);
+		n = r < 0 ? 0 : proc_tasks(p->pid, &tids);
 		for (k = 0; k < n && r >= 0; k++) {
 			struct thr *t;
 
@@ -555,22 +555,4 @@ int rec_reconcile(struct prof_recorder *rec)
 			free(tids);
 	}
 	return r;
-}
-
-/* Exited per /proc: gone, a zombie, or dead. */
-bool rec_proc_gone(pid_t pid)
-{
-	char path[64], buf[512], *paren;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	paren = strrchr(buf, ')');
-	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
 }
