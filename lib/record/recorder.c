@@ -145,7 +145,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 		r = rec_new_writer(rec, sink);
 	if (r < 0)
 		goto out_free;
-	pt_init(&rec->pt, rec->w);
+	pt_set_writer(&rec->pt, rec->w);
 	offcpu_init(&rec->offcpu, rec->w);
 	rec->pt.no_children = rec->opts.no_inherit;
 	rec->pt.spaces = &rec->uw.spaces;
@@ -221,7 +221,12 @@ int prof_recorder_enable(struct prof_recorder *rec)
 
 /* ---- record handling ---------------------------------------------------- */
 
-/* The sample_id trailer of a side-band record: pid, tid, time, cpu, res. */
+/*
+ * Move what the rings hold into the sorter, and hand on what the
+ * watermark (the start of the previous drain) passed: by then every ring
+ * has delivered what happened before it.  Then the periodic work: /proc
+ * after a loss, a block closed, a new file, the exited forgotten.
+ */
 int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_poll_summary *ret)
 {
 	struct epoll_event evs[64];
@@ -242,7 +247,8 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 	if (r >= 0)
 		r = rec_process_until(rec, rec->prev_drain_ns);
 	rec->prev_drain_ns = drain_start;
-	if (r >= 0 && rec->need_reconcile && drain_start - rec->last_reconcile_ns >= 250000000u) {
+	if (r >= 0 && rec->need_reconcile &&
+	    drain_start - rec->last_reconcile_ns >= RECONCILE_INTERVAL_NS) {
 		/* what is queued happened before "now": apply it, then look at /proc */
 		r = rec_process_until(rec, UINT64_MAX);
 		if (r >= 0)
@@ -366,6 +372,11 @@ int prof_recorder_close(struct prof_recorder *rec, struct prof_recording_summary
 	/* threads still off their CPU: their intervals end with the recording */
 	if (rec->opts.off_cpu && !rec->error)
 		keep_error(&r, msg, sizeof(msg), offcpu_end_all(&rec->offcpu, stop_ns));
+	if (rec->malformed_records)
+		pr_warn("%llu perf records were too short or malformed for their fields, and were "
+			"skipped (the first: type %u, %u bytes)",
+			(unsigned long long)rec->malformed_records, (unsigned)rec->malformed_type,
+			(unsigned)rec->malformed_size);
 	prof_recorder_summary(rec, &s);
 	rec_counters(&s, &c);
 	if (rec->switch_base)

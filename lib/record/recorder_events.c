@@ -73,16 +73,16 @@ const char *rec_event_name(enum prof_event_kind e)
 }
 
 /*
- * The attributes of the sampling event EV (SWITCH false), or of the
- * context-switch event (SWITCH true) that samples a thread as it leaves
- * its CPU, with the same registers and stack copy.  The switch event
- * fires inside the scheduler, so it must not exclude the kernel (the user
- * registers and stack are the thread's all the same); it alone asks for
- * the switch records, and the sampling event alone for the side-band ones.
+ * The context-switch event samples a thread as it leaves its CPU, with
+ * the same registers and stack copy as the sampling event, so that both
+ * kinds of rings hold records of one layout.  It fires inside the
+ * scheduler, so it must not exclude the kernel (the user registers and
+ * stack are the thread's all the same); it alone asks for the switch
+ * records, and the sampling event alone for the side-band ones.
  */
-static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t freq,
-		      uint32_t stack, bool on_exec, bool no_inherit, bool kernel,
-		      size_t ring_bytes, bool sw, bool off_cpu)
+void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t freq,
+		   uint32_t stack, bool on_exec, bool no_inherit, bool kernel, size_t ring_bytes,
+		   bool sw, bool off_cpu)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -244,12 +244,6 @@ static int keep_fd(struct prof_recorder *rec, int fd)
 }
 
 /*
- * Open TID's event on every online CPU (with inherit, so its new threads
- * and children follow).  The first event on a CPU owns that CPU's ring;
- * later ones send their records into it (PERF_EVENT_IOC_SET_OUTPUT).
- * When ENABLE, the new events start at once (attaching during a recording).
- */
-/*
  * Open the event of ring I (its CPU's sampling ring, or with --off-cpu
  * from ncpus on, its switch ring) for TID: 0, 1 to try the same ring again
  * (a fallback changed the attributes), or -errno.
@@ -263,8 +257,12 @@ static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool 
 	struct perf_event_attr attr;
 	int fd, r;
 
-	fill_attr(&attr, o->event, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
-		  rec->kernel, pages * page, sw, o->off_cpu);
+	rec_fill_attr(&attr, o->event, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
+		      rec->kernel, pages * page, sw, o->off_cpu);
+	/* every event's records are parsed as these attributes lay them out */
+	r = perf_sample_layout_of(&attr, &rec->layout);
+	if (r < 0)
+		return error_setx(r, "cannot parse the samples of these perf attributes");
 	fd = perf_open(&attr, tid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && rec->kernel && rec->nfds == 0 && !o->off_cpu &&
 	    (errno == EACCES || errno == EPERM)) {
