@@ -20,6 +20,7 @@
 
 #include "addr_space.h"
 #include "prof.h"
+#include "regs_x86_64.h"
 #include "unwind_table.h"
 
 #define UNWIND_MAX_FRAMES 512
@@ -123,5 +124,36 @@ int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 /* Write the sample to the capture file (unwind_capture.c). */
 void unwind_capture_sample(struct unwinder *uw, struct addr_space *as, pid_t tid,
 			   const uint64_t *regs, const uint8_t *stack, uint64_t stack_size);
+
+/* A capture read back: the address spaces as they were, and the samples taken in them. */
+struct unwind_capture_space {
+	uint32_t pid;
+	struct addr_space as;
+};
+
+struct unwind_capture_sample {
+	size_t space;		/* in spaces: its pid's space as it was at the sample */
+	uint32_t tid;
+	uint64_t regs[SAMPLE_REGS_COUNT];
+	uint64_t stack_size;
+	uint8_t *stack;
+};
+
+struct unwind_capture {
+	struct unwind_capture_space **spaces;
+	size_t nspaces, spaces_cap;
+	struct unwind_capture_sample *samples;
+	size_t nsamples, samples_cap;
+};
+
+/*
+ * Read the capture at PATH into *RET, its address spaces made with SHARED
+ * (their files are read by their paths: they must be the files the
+ * samples ran in still).  0, or -errno with the message set: the file
+ * cannot be read, -EBADMSG for what is not a capture or ends inside a
+ * record, -ENOMEM.  Release *RET before SHARED.
+ */
+int unwind_capture_read(const char *path, struct as_shared *shared, struct unwind_capture *ret);
+void unwind_capture_release(struct unwind_capture *c);
 
 #endif /* PROF_UNWIND_H */
