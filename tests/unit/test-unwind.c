@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,6 +103,19 @@ static void target_frames(struct addr_space *as, const struct elf_file *f,
 		if (k >= len)
 			return;
 	}
+}
+
+/* The harness refuses perf events (harness.c): the tests here ran without them. */
+TEST(unit_tests_run_where_perf_events_are_refused)
+{
+	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
+				     .config = PERF_COUNT_SW_CPU_CLOCK, .disabled = 1 };
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+
+	if (fd >= 0)
+		close((int)fd);
+	CHECK_INT(fd, ==, -1);
+	CHECK_INT(errno, ==, EACCES);
 }
 
 static bool same(const struct unwind_result *a, const struct unwind_result *b)
