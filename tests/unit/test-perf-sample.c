@@ -338,7 +338,8 @@ static const struct perf_event_header *make_side(struct rb *r, uint32_t type, ui
 						 uint32_t tid, uint64_t time, uint32_t cpu)
 {
 	begin(r);
-	put(r, body, len);
+	if (len)
+		put(r, body, len);
 	while (r->n % 8)
 		r->b[r->n++] = 0;
 	put_u32s(r, pid, tid);
