@@ -418,7 +418,7 @@ bool as_is_code(struct addr_space *as, uint64_t addr)
 	return false;
 }
 
-int as_table(struct addr_space *as, struct as_module *m, struct utable **ret)
+int as_find_table(struct addr_space *as, struct as_module *m)
 {
 	struct utable_file f = {
 		.path = m->open_path, .name = m->path, .build_id = m->build_id,
@@ -428,15 +428,12 @@ int as_table(struct addr_space *as, struct as_module *m, struct utable **ret)
 	struct stat st;
 	int r;
 
-	if (m->table_tried || !as->shared || !m->open_path || !m->elf_ok) {
-		*ret = m->table;
+	if (m->table_tried || !as->shared || !m->open_path || !m->elf_ok)
 		return 0;
-	}
 	/* without a build-id, the file's size and mtime tell it from another */
 	if (!m->build_id_len) {
 		if (stat(m->open_path, &st) < 0) {
 			m->table_tried = true;
-			*ret = NULL;
 			return 0;
 		}
 		f.size = (uint64_t)st.st_size;
@@ -447,7 +444,6 @@ int as_table(struct addr_space *as, struct as_module *m, struct utable **ret)
 		return r;
 	m->table_tried = true;
 	m->no_cfi = r == -ENOENT;
-	*ret = m->table;
 	return 0;
 }
 

@@ -116,12 +116,22 @@ struct as_module *as_find(struct addr_space *as, uint64_t addr);
 /* Whether ADDR is code: in a module or an anonymous executable range. */
 bool as_is_code(struct addr_space *as, uint64_t addr);
 
+/* Look up the table of M's file, once: 0, or -ENOMEM (not remembered). */
+int as_find_table(struct addr_space *as, struct as_module *m);
+
 /*
  * The compiled unwind table of M, opened on first use: 0 and *RET, NULL
  * when M has none (M->no_cfi then says whether its file has no CFI at
  * all); or -ENOMEM, which is not remembered: the next call tries again.
+ * Inline: it is on every frame's path, and after the first use a load.
  */
-int as_table(struct addr_space *as, struct as_module *m, struct utable **ret);
+static inline int as_table(struct addr_space *as, struct as_module *m, struct utable **ret)
+{
+	int r = m->table_tried ? 0 : as_find_table(as, m);
+
+	*ret = m->table;
+	return r;
+}
 
 /* Copy SRC's modules into the empty DST (a fork).  0 or -ENOMEM. */
 int as_clone(struct addr_space *dst, const struct addr_space *src);

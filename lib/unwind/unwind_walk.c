@@ -229,14 +229,6 @@ int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 		pc = f.exact ? f.ip : f.ip - 1;	/* a return address: look up the call */
 		res->pc[res->n++] = pc;
 		kind = lookup(uw, as, pc, &last, &rule);
-		/*
-		 * A signal trampoline is not called: the kernel makes the handler
-		 * return to its first instruction, which is its frame's address
-		 * (its CFI starts a byte early, so that the lookup of pc - 1 finds
-		 * it all the same), as libdwfl has it.
-		 */
-		if ((rule.flags & URULE_SIGNAL) && !f.exact)
-			res->pc[res->n - 1] = pc = f.ip;
 		if (rule.flags & URULE_ENTRY)
 			return 0;	/* the program's entry: nothing calls it */
 		switch (kind) {
@@ -262,6 +254,14 @@ int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 			st = fp_or_leaf_step(as, &f, res->n == 1, &cause);
 			break;
 		case WALK_DWFL:
+			/*
+			 * A signal trampoline is not called: the kernel makes the
+			 * handler return to its first instruction, which is its
+			 * frame's address (its CFI starts a byte early, so that the
+			 * lookup of pc - 1 finds it all the same), as libdwfl has it.
+			 */
+			if ((rule.flags & URULE_SIGNAL) && !f.exact)
+				res->pc[res->n - 1] = pc = f.ip;
 			res->fallback[PROF_FALLBACK_DWFL]++;
 			st = dwfl_step(as, &f, res->n == 1, pc, &cause);
 			if (st != UNWIND_STEP_CALLER && res->n > 1) {
