@@ -8,6 +8,7 @@
  * the record's size before it is made.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "perf_sample.h"
@@ -76,65 +77,62 @@ int perf_sample_parse(const struct perf_sample_layout *l, const struct perf_even
 	const uint8_t *rec = (const uint8_t *)h;
 	struct cursor c = { rec + sizeof(*h), rec + h->size };
 	uint64_t t = l->sample_type, v;
-	struct perf_sample s = { 0 };
+	struct perf_sample *s = ret;	/* written in place: this is on every sample's path */
 	uint32_t raw;
 
-	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h))
+	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h) || ((uintptr_t)h & 7))
 		return -EBADMSG;
-	if ((t & PERF_SAMPLE_IDENTIFIER) && !take_u64(&c, &s.id))
+	memset(s, 0, sizeof(*s));
+	if ((t & PERF_SAMPLE_IDENTIFIER) && !take_u64(&c, &s->id))
 		return -EBADMSG;
-	if ((t & PERF_SAMPLE_IP) && !take_u64(&c, &s.ip))
+	if ((t & PERF_SAMPLE_IP) && !take_u64(&c, &s->ip))
 		return -EBADMSG;
-	if ((t & PERF_SAMPLE_TID) && !take_u32_pair(&c, &s.pid, &s.tid))
+	if ((t & PERF_SAMPLE_TID) && !take_u32_pair(&c, &s->pid, &s->tid))
 		return -EBADMSG;
-	if ((t & PERF_SAMPLE_TIME) && !take_u64(&c, &s.time))
+	if ((t & PERF_SAMPLE_TIME) && !take_u64(&c, &s->time))
 		return -EBADMSG;
-	if ((t & PERF_SAMPLE_ADDR) && !take_u64(&c, &s.addr))
+	if ((t & PERF_SAMPLE_ADDR) && !take_u64(&c, &s->addr))
 		return -EBADMSG;
-	if ((t & PERF_SAMPLE_ID) && !take_u64(&c, &s.id))
+	if ((t & PERF_SAMPLE_ID) && !take_u64(&c, &s->id))
 		return -EBADMSG;
-	if ((t & PERF_SAMPLE_STREAM_ID) && !take_u64(&c, &s.stream_id))
+	if ((t & PERF_SAMPLE_STREAM_ID) && !take_u64(&c, &s->stream_id))
 		return -EBADMSG;
-	if ((t & PERF_SAMPLE_CPU) && !take_u32_pair(&c, &s.cpu, NULL))
+	if ((t & PERF_SAMPLE_CPU) && !take_u32_pair(&c, &s->cpu, NULL))
 		return -EBADMSG;
-	if ((t & PERF_SAMPLE_PERIOD) && !take_u64(&c, &s.period))
+	if ((t & PERF_SAMPLE_PERIOD) && !take_u64(&c, &s->period))
 		return -EBADMSG;
 	if (t & PERF_SAMPLE_CALLCHAIN) {
-		if (!take_u64(&c, &s.nchain) || s.nchain > (uint64_t)(c.end - c.p) / 8)
+		if (!take_u64(&c, &s->nchain) || s->nchain > (uint64_t)(c.end - c.p) / 8)
 			return -EBADMSG;
-		s.chain = c.p;
-		c.p += s.nchain * 8;
+		s->chain = c.p;
+		c.p += s->nchain * 8;
 	}
 	/* u32 size, then that many bytes, padded by the kernel so that the next field is aligned */
 	if ((t & PERF_SAMPLE_RAW) && (!take(&c, &raw, sizeof(raw)) || !skip(&c, raw)))
 		return -EBADMSG;
 	if (t & PERF_SAMPLE_REGS_USER) {
-		if (!take_u64(&c, &s.regs_abi) || s.regs_abi > PERF_SAMPLE_REGS_ABI_64)
+		if (!take_u64(&c, &s->regs_abi) || s->regs_abi > PERF_SAMPLE_REGS_ABI_64)
 			return -EBADMSG;
-		if (s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && !take(&c, s.regs, sizeof(s.regs)))
-			return -EBADMSG;
-	}
-	if (t & PERF_SAMPLE_STACK_USER) {
-		s.stack_off = (size_t)(c.p - rec);
-		if (!take_u64(&c, &s.stack_size))
-			return -EBADMSG;
-		/* the copy, then how much of it is stack: absent when nothing was copied */
-		if (s.stack_size) {
-			s.stack = c.p;
-			if (!skip(&c, s.stack_size) || !take_u64(&c, &v) || v > s.stack_size)
+		/* read in place: the record is aligned, and so is every field the kernel pads */
+		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			s->regs = (const uint64_t *)c.p;
+			if (((uintptr_t)c.p & 7) || !skip(&c, SAMPLE_REGS_COUNT * sizeof(*s->regs)))
 				return -EBADMSG;
-			s.stack_dyn = v;
 		}
 	}
-	*ret = s;
+	if (t & PERF_SAMPLE_STACK_USER) {
+		s->stack_off = (size_t)(c.p - rec);
+		if (!take_u64(&c, &s->stack_size))
+			return -EBADMSG;
+		/* the copy, then how much of it is stack: absent when nothing was copied */
+		if (s->stack_size) {
+			s->stack = c.p;
+			if (!skip(&c, s->stack_size) || !take_u64(&c, &v) || v > s->stack_size)
+				return -EBADMSG;
+			s->stack_dyn = v;
+		}
+	}
 	return 0;
-}
-
-size_t perf_sample_trimmed_size(const struct perf_event_header *h, const struct perf_sample *s)
-{
-	if (!s->stack || s->stack_dyn == s->stack_size)
-		return h->size;
-	return h->size - (size_t)(s->stack_size - s->stack_dyn);
 }
 
 void perf_sample_trim(const struct perf_event_header *h, const struct perf_sample *s, void *out)
@@ -144,19 +142,21 @@ void perf_sample_trim(const struct perf_event_header *h, const struct perf_sampl
 	struct perf_event_header th = *h;
 	uint8_t *o = out;
 
-	if (perf_sample_trimmed_size(h, s) == h->size) {
-		memcpy(out, h, h->size);
+	if (s->stack_dyn == s->stack_size) {
+		memcpy(out, h, h->size);	/* all stack, or no copy: nothing to cut */
 		return;
 	}
-	/* the fields before the copy, its size (now dyn), the dyn bytes, dyn, the fields after */
+	/*
+	 * The fields up to the copy and what it holds, in one piece; then the
+	 * copy's size said again (now dyn), dyn itself, and the fields after.
+	 */
+	memcpy(o, rec, s->stack_off + 8 + dyn);
 	th.size = (uint16_t)perf_sample_trimmed_size(h, s);
 	memcpy(o, &th, sizeof(th));
-	memcpy(o + sizeof(th), rec + sizeof(th), s->stack_off - sizeof(th));
-	o += s->stack_off;
-	memcpy(o, &s->stack_dyn, 8);
-	memcpy(o + 8, s->stack, dyn);
-	memcpy(o + 8 + dyn, &s->stack_dyn, 8);
-	memcpy(o + 16 + dyn, rec + after, h->size - after);
+	memcpy(o + s->stack_off, &s->stack_dyn, 8);
+	memcpy(o + s->stack_off + 8 + dyn, &s->stack_dyn, 8);
+	if (h->size > after)
+		memcpy(o + s->stack_off + 16 + dyn, rec + after, h->size - after);
 }
 
 /* The size of a sample_id trailer laid out as L. */

@@ -6,7 +6,10 @@
  * sample_id trailer every other record carries with sample_id_all, as
  * perf's evsel__parse_sample() and perf_evsel__parse_id_sample() do.  The
  * one place that knows where a field is; the kernel's record is trusted
- * for nothing: a record too short for its fields is malformed.
+ * for nothing: a record too short for its fields is malformed.  A record
+ * is 8-byte aligned, as the kernel writes them into its ring (and the
+ * ring reader and the sorter keep them), so a sample's registers are read
+ * where they are, not copied: they are on every sample's path.
  */
 #ifndef PROF_PERF_SAMPLE_H
 #define PROF_PERF_SAMPLE_H
@@ -45,7 +48,7 @@ struct perf_sample {
 	uint64_t nchain;		/* CALLCHAIN: so many u64 entries at chain */
 	const uint8_t *chain;
 	uint64_t regs_abi;		/* PERF_SAMPLE_REGS_ABI_*; NONE: no registers */
-	uint64_t regs[SAMPLE_REGS_COUNT];	/* by enum sample_reg, when regs_abi is not NONE */
+	const uint64_t *regs;		/* SAMPLE_REGS_COUNT, by enum sample_reg; NULL: none */
 	/*
 	 * STACK_USER: the copy the attributes asked for (stack_size bytes at
 	 * stack, NULL when 0), of which the first stack_dyn hold the stack;
@@ -58,9 +61,10 @@ struct perf_sample {
 
 /*
  * Parse sample record H (of H->size bytes) laid out as L into *RET.  0,
- * or -EBADMSG when H is not a sample, or is too short or malformed for its
- * fields (a callchain longer than the record, a register ABI the kernel
- * does not write, a stack that holds more than was copied).
+ * or -EBADMSG when H is not a sample, is not 8-byte aligned, or is too
+ * short or malformed for its fields (a callchain longer than the record,
+ * a register ABI the kernel does not write, a stack that holds more than
+ * was copied).  *RET is not to be used after a failure.
  */
 int perf_sample_parse(const struct perf_sample_layout *l, const struct perf_event_header *h,
 		      struct perf_sample *ret);
@@ -71,7 +75,11 @@ int perf_sample_parse(const struct perf_sample_layout *l, const struct perf_even
  * whole copy it asked for (PROF_DEFAULT_STACK bytes by default), however
  * little of it is stack.
  */
-size_t perf_sample_trimmed_size(const struct perf_event_header *h, const struct perf_sample *s);
+static inline size_t perf_sample_trimmed_size(const struct perf_event_header *h,
+					      const struct perf_sample *s)
+{
+	return h->size - (size_t)(s->stack_size - s->stack_dyn);
+}
 
 /* Write that record (perf_sample_trimmed_size() bytes) to OUT: the copy's size now stack_dyn. */
 void perf_sample_trim(const struct perf_event_header *h, const struct perf_sample *s, void *out);

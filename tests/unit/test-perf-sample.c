@@ -23,7 +23,7 @@
 /* ---- a record writer of our own ---- */
 
 struct rb {
-	uint8_t b[16384];
+	_Alignas(8) uint8_t b[16384];	/* a record is 8-byte aligned, as in the kernel's ring */
 	size_t n;
 };
 
@@ -165,6 +165,7 @@ static void check_parsed(const struct perf_sample *s, const struct fake *f, uint
 		CHECK(s->chain == NULL);
 	}
 	CHECK_INT(s->regs_abi, ==, f->abi);
+	CHECK(s->regs);
 	for (i = 0; i < SAMPLE_REGS_COUNT; i++)
 		CHECK_INT(s->regs[i], ==, f->regs[i]);
 	CHECK_INT(s->stack_size, ==, f->stack_size);
@@ -255,6 +256,7 @@ TEST(perf_sample_without_registers_or_stack)
 	CHECK_INT(perf_sample_parse(&l, make_sample(&r, l.sample_type, &f), &s), ==, 0);
 	CHECK_INT(r.n, ==, sizeof(struct perf_event_header) + 5 * 8 + 8 + 8);
 	CHECK_INT(s.regs_abi, ==, PERF_SAMPLE_REGS_ABI_NONE);
+	CHECK(s.regs == NULL);
 	CHECK(s.stack == NULL);
 	CHECK_INT(s.stack_size, ==, 0);
 	CHECK_INT(s.stack_dyn, ==, 0);
@@ -299,6 +301,10 @@ TEST(perf_sample_refuses_every_short_prefix_and_each_malformed_field)
 	make_sample(&r, l.sample_type, &f);
 	((struct perf_event_header *)r.b)->type = PERF_RECORD_MMAP2;
 	CHECK_INT(perf_sample_parse(&l, (void *)r.b, &s), ==, -EBADMSG);
+	/* a record not where the kernel puts one: off its 8-byte alignment */
+	make_sample(&r, l.sample_type, &f);
+	memmove(r.b + 4, r.b, r.n);
+	CHECK_INT(perf_sample_parse(&l, (void *)(r.b + 4), &s), ==, -EBADMSG);
 }
 
 TEST(perf_sample_trim_keeps_the_stack_it_holds)
@@ -307,7 +313,7 @@ TEST(perf_sample_trim_keeps_the_stack_it_holds)
 	struct perf_sample_layout l;
 	struct perf_sample s, t;
 	static struct rb r;
-	static uint8_t out[sizeof(r.b)];
+	static _Alignas(8) uint8_t out[sizeof(r.b)];
 	const struct perf_event_header *h;
 	int ret;
 
