@@ -189,7 +189,7 @@ static int64_t intern_kernel_frames(struct prof_recorder *rec, const struct perf
 				break;	/* user, guest or hypervisor parts: not ours */
 			continue;
 		}
-		/* the first kernel entry (after its context) is where it was; the others return addresses */
+		/* the first entry (after its context) is where it was, the others return addresses */
 		id = prof_spool_writer_intern_frame(rec->w, &(struct prof_frame){
 			.kind = PROF_FRAME_KERNEL, .addr = i == 1 ? ip : ip - 1 });
 		if (id < 0)

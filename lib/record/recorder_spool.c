@@ -136,9 +136,12 @@ int rec_capture_names(struct prof_recorder *rec, struct prof_spool_writer *w)
 	if (!v)
 		return error_setx(-ENOMEM, "out of memory");
 	/* the processes the file's frames can name: those it holds, and those collected */
-	for (i = 0; i < pt->nprocs; i++)
-		if (pt->procs[i]->spool_id)
-			v[n++] = (struct capture_process){ pt->procs[i]->spool_id, pt->procs[i]->pid };
+	for (i = 0; i < pt->nprocs; i++) {
+		const struct proc *p = pt->procs[i];
+
+		if (p->spool_id)
+			v[n++] = (struct capture_process){ p->spool_id, p->pid };
+	}
 	for (i = 0; i < pt->ngone; i++)
 		v[n++] = (struct capture_process){ pt->gone[i].spool_id, pt->gone[i].pid };
 	r = capture_names(&rec->capture, w, v, n);

@@ -404,7 +404,9 @@ int utables_get(struct utables *ts, const struct utable_file *f, struct utable *
 	r = table_open(ts, t, f->path);
 	if (r < 0) {
 		pr_debug("unwind table for '%s': %s", f->name,
-			 r == -ENOENT ? "no CFI" : r == -ENOMEM ? "out of memory" : "CFI left to libdwfl");
+			 r == -ENOENT	? "no CFI"
+			 : r == -ENOMEM ? "out of memory"
+					: "CFI left to libdwfl");
 		table_free(ts, t);
 		return r;
 	}

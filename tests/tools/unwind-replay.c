@@ -123,7 +123,8 @@ int main(int argc, char **argv)
 			}
 			dt = cpu_now() - t0;
 			printf("%-9s %5u %10.2f %12.0f %14.0f %12lu %8.2f%%\n", e ? "libdwfl" : "compiled",
-			       pass, dt * 1e6 / (double)cap.nsamples, (double)cap.nsamples / dt,
+			       pass, dt * 1e6 / (double)cap.nsamples,
+			       (double)cap.nsamples / dt,
 			       (double)frames / dt, (unsigned long)frames,
 			       100.0 * (double)complete / (double)cap.nsamples);
 			if (!e && pass == 1)
