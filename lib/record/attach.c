@@ -7,7 +7,6 @@
  * Threads are listed again after each round of stopping until no new one
  * appears: a thread created meanwhile is caught too.
  */
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,106 +16,17 @@
 
 #include "attach.h"
 #include "internal.h"
-#include "proc_maps.h"
-
-static int read_int_dir(const char *path, pid_t **ret)
-{
-	struct dirent *d;
-	pid_t *ids = NULL;
-	size_t n = 0, cap = 0;
-	DIR *dir = opendir(path);
-	int r = 0;
-
-	if (!dir)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while ((d = readdir(dir))) {
-		char *end;
-		long v = strtol(d->d_name, &end, 10);
-		void *p = ids;
-
-		if (*end || v <= 0)
-			continue;
-		r = grow_array(&p, &cap, n + 1, sizeof(*ids));
-		ids = p;
-		if (r < 0)
-			break;
-		ids[n++] = (pid_t)v;
-	}
-	closedir(dir);
-	if (r < 0) {
-		free(ids);
-		return r;
-	}
-	*ret = ids;
-	return (int)n;
-}
-
-int list_tasks(pid_t pid, pid_t **ret)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	return read_int_dir(path, ret);
-}
-
-int list_descendants(pid_t pid, pid_t **ret)
-{
-	pid_t *all, *out = NULL, ppid;
-	size_t nout = 0, cap = 0, i;
-	int n = read_int_dir("/proc", &all), r = 0;
-	bool grew = true;
-	char comm[16];
-
-	if (n < 0)
-		return n;
-	/* a fixed point over the ppid relation: children, then theirs, ... */
-	while (grew && r >= 0) {
-		grew = false;
-		for (i = 0; i < (size_t)n && r >= 0; i++) {
-			size_t k;
-			bool known = false, parent = false;
-
-			if (all[i] == pid || proc_stat(all[i], comm, &ppid, NULL) < 0)
-				continue;
-			for (k = 0; k < nout; k++) {
-				known |= out[k] == all[i];
-				parent |= out[k] == ppid;
-			}
-			if (known || (ppid != pid && !parent))
-				continue;
-			void *p = out;
-
-			r = grow_array(&p, &cap, nout + 1, sizeof(*out));
-			out = p;
-			if (r >= 0) {
-				out[nout++] = all[i];
-				grew = true;
-			}
-		}
-	}
-	free(all);
-	if (r < 0) {
-		free(out);
-		return r;
-	}
-	*ret = out;
-	return (int)nout;
-}
+#include "proc.h"
 
 static int ptrace_gate_error(pid_t pid)
 {
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	int scope = -1;
+	uint64_t scope = 0;
 
-	if (f) {
-		if (fscanf(f, "%d", &scope) != 1)
-			scope = -1;
-		fclose(f);
-	}
-	if (scope > 0)
+	/* without Yama (no such file), the usual rules alone refused it */
+	if (proc_read_u64("/proc/sys/kernel/yama/ptrace_scope", &scope) == 0 && scope > 0)
 		return error_setx(-EPERM, "not permitted to attach to pid %d: ptrace is restricted "
-				  "(kernel.yama.ptrace_scope is %d; run as root or lower it)",
-				  (int)pid, scope);
+				  "(kernel.yama.ptrace_scope is %llu; run as root or lower it)",
+				  (int)pid, (unsigned long long)scope);
 	return error_setx(-EPERM, "not permitted to attach to pid %d: ptrace refused (the "
 			  "process is not yours, or is set non-dumpable; run as root)", (int)pid);
 }
@@ -185,7 +95,7 @@ int hold_process(pid_t pid, struct held_process *ret)
 	for (round = 0; round < 100; round++) {
 		bool added = false;
 
-		n = list_tasks(pid, &tids);
+		n = proc_tasks(pid, &tids);
 		if (n < 0) {
 			r = n == -ESRCH ? error_setx(-ESRCH, "no process with pid %d", (int)pid)
 					: error_set(n, "cannot list the threads of pid %d", (int)pid);

@@ -31,10 +31,4 @@ int hold_process(pid_t pid, struct held_process *ret);
 /* Let every thread go (PTRACE_DETACH), re-sending pending signals. */
 void release_process(struct held_process *h);
 
-/* The thread ids of PID from /proc/PID/task.  Count, or -errno. */
-int list_tasks(pid_t pid, pid_t **ret);
-
-/* PID's descendants (children, their children...) living now.  Count, or -errno. */
-int list_descendants(pid_t pid, pid_t **ret);
-
 #endif /* PROF_ATTACH_H */

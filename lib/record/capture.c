@@ -56,6 +56,7 @@ struct want {
 	uint32_t id;
 	uint64_t addr;
 	const char *file;	/* MODULE: where its file is read (one string per file) */
+	pid_t pid;		/* PROCESS: whose perf map names it; 0 unknown */
 };
 
 struct wants {
@@ -63,7 +64,25 @@ struct wants {
 	size_t n, cap;
 	bool kernel;
 	struct image_set *images;
+	const struct capture_process *procs;	/* sorted by id */
+	size_t nprocs;
 };
+
+static int by_id(const void *a, const void *b)
+{
+	const struct capture_process *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static pid_t pid_of(const struct wants *w, uint32_t id)
+{
+	const struct capture_process key = { .id = id };
+	const struct capture_process *p = w->nprocs ? bsearch(&key, w->procs, w->nprocs,
+							       sizeof(key), by_id) : NULL;
+
+	return p ? p->pid : 0;
+}
 
 static int collect(const struct prof_frame *f, void *ctx)
 {
@@ -75,14 +94,15 @@ static int collect(const struct prof_frame *f, void *ctx)
 	switch (f->kind) {
 	case PROF_FRAME_USER:
 		x = (struct want){ PROF_SYMBOL_MODULE, f->ref, f->addr,
-				   image_set_path(w->images, f->ref) };
+				   image_set_path(w->images, f->ref), 0 };
 		break;
 	case PROF_FRAME_KERNEL:
-		x = (struct want){ PROF_SYMBOL_KERNEL, 0, f->addr, NULL };
+		x = (struct want){ PROF_SYMBOL_KERNEL, 0, f->addr, NULL, 0 };
 		w->kernel = true;
 		break;
 	case PROF_FRAME_ANON:
-		x = (struct want){ PROF_SYMBOL_PROCESS, f->ref, f->addr, NULL };
+		x = (struct want){ PROF_SYMBOL_PROCESS, f->ref, f->addr, NULL,
+				   pid_of(w, f->ref) };
 		break;
 	default:
 		return 0;
@@ -330,17 +350,16 @@ static int read_perf_map(pid_t pid, struct jit_sym **ret, size_t *ret_n)
 	return r;
 }
 
-static int capture_jit(struct capture *c, struct prof_spool_writer *w, struct proc_table *pt,
-		       const struct want *v, size_t n)
+static int capture_jit(struct capture *c, struct prof_spool_writer *w, const struct want *v,
+		       size_t n)
 {
 	struct jit_sym *syms;
-	pid_t pid = pt_pid_of(pt, v[0].id);
 	size_t ns, i, k;
 	int r;
 
-	if (!pid)
+	if (!v[0].pid)
 		return 0;
-	r = read_perf_map(pid, &syms, &ns);
+	r = read_perf_map(v[0].pid, &syms, &ns);
 	for (i = 0; r >= 0 && i < n; i++) {
 		/* entries may overlap (code regenerated): the last one that holds it wins */
 		for (k = ns; k-- > 0;)
@@ -356,14 +375,19 @@ static int capture_jit(struct capture *c, struct prof_spool_writer *w, struct pr
 	return r;
 }
 
-int capture_names(struct capture *c, struct prof_spool_writer *w, struct proc_table *pt)
+int capture_names(struct capture *c, struct prof_spool_writer *w, struct capture_process *procs,
+		  size_t n)
 {
-	struct wants want = { .images = c->images };
+	struct wants want = { .images = c->images, .procs = procs, .nprocs = n };
 	const char *open_file = NULL;
 	struct elf_file f;
 	bool have_file = false;
 	size_t i, j;
-	int r = spool_writer_each_frame(w, collect, &want);
+	int r;
+
+	if (n)
+		qsort(procs, n, sizeof(*procs), by_id);
+	r = spool_writer_each_frame(w, collect, &want);
 
 	if (r >= 0 && want.n)
 		qsort(want.v, want.n, sizeof(*want.v), by_scope);
@@ -386,7 +410,7 @@ int capture_names(struct capture *c, struct prof_spool_writer *w, struct proc_ta
 		} else if (want.v[i].scope == PROF_SYMBOL_KERNEL)
 			r = capture_kernel(c, w, want.v + i, j - i);
 		else
-			r = capture_jit(c, w, pt, want.v + i, j - i);
+			r = capture_jit(c, w, want.v + i, j - i);
 	}
 	if (have_file)
 		elf_file_release(&f);

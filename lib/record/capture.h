@@ -7,12 +7,15 @@
 #ifndef PROF_CAPTURE_H
 #define PROF_CAPTURE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "symbols/image_set.h"
+#include "unwind/addr_space.h"
 #include "intern.h"
-#include "process.h"
-#include "addr_space.h"
+
+struct prof_spool_writer;
 
 struct capture {
 	struct image_set *images;	/* the mapped files, by module id */
@@ -27,7 +30,18 @@ void capture_release(struct capture *c);
 /* Note module ID (just written) and how to read it later.  0 or -ENOMEM. */
 int capture_module(struct capture *c, uint32_t id, const struct as_module *m);
 
-/* Write symbol records for every frame the writer holds.  0 or -errno. */
-int capture_names(struct capture *c, struct prof_spool_writer *w, struct proc_table *pt);
+/* A process of the spool, by its id: where its JIT's perf map is. */
+struct capture_process {
+	uint32_t id;
+	pid_t pid;
+};
+
+/*
+ * Write symbol records for every frame the writer holds; the names of a
+ * process's anonymous code are read from the perf map of its pid in PROCS
+ * (N of them, in any order; sorted here).  0 or -errno.
+ */
+int capture_names(struct capture *c, struct prof_spool_writer *w, struct capture_process *procs,
+		  size_t n);
 
 #endif /* PROF_CAPTURE_H */

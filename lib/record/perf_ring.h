@@ -13,10 +13,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* x86-64 user registers sampled: AX..IP and R8..R15 (all the GPRs). */
-#define PERF_REGS_MASK 0xff01ffull
-#define PERF_REGS_COUNT 17
-
 int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 	      unsigned long flags);
 

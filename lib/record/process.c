@@ -12,10 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture.h"
 #include "internal.h"
 #include "process.h"
-#include "proc_maps.h"
+#include "proc.h"
 
 #define RETIRE_MAX 256
 
@@ -93,16 +92,6 @@ struct thr *pt_find_thread(struct proc_table *pt, pid_t tid)
 	struct thr *t = find_thread(pt, tid);
 
 	return t && !t->exited ? t : NULL;
-}
-
-static void read_exe(pid_t pid, char *buf, size_t len)
-{
-	char link[64];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	n = readlink(link, buf, len - 1);
-	buf[n > 0 ? n : 0] = '\0';
 }
 
 static int retire(struct proc_table *pt, const uint32_t *ids, size_t n, uint64_t time)
@@ -223,7 +212,7 @@ static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char 
 	p->pid = pid;
 	p->first_thread = pt->nthrs;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
-	as_init(&p->as, pid, pt->uw);
+	as_init(&p->as, pid, pt->spaces);
 	p->ppid = ppid;
 	p->start_time_ns = start_time(pid);
 	p->exe = xstrdup(exe);
@@ -263,7 +252,7 @@ int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, s
 	}
 	if (proc_stat(pid, comm, &ppid, NULL) < 0)
 		snprintf(comm, sizeof(comm), "%d", (int)pid);
-	read_exe(pid, exe, sizeof(exe));
+	proc_exe(pid, exe, sizeof(exe));
 	r = new_process(pt, pid, ppid, comm, exe, time, &p);
 	if (r < 0)
 		return r;
@@ -305,22 +294,6 @@ static int new_thread(struct proc_table *pt, struct proc *p, pid_t tid, const ch
 	return 0;
 }
 
-static void read_thread_name(pid_t pid, pid_t tid, char name[16], const char *fallback)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (f && fgets(name, 16, f)) {
-		name[strcspn(name, "\n")] = '\0';
-	} else {
-		snprintf(name, 16, "%s", fallback);
-	}
-	if (f)
-		fclose(f);
-}
-
 int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct thr **ret)
 {
 	struct thr *t = find_thread(pt, tid);
@@ -337,7 +310,7 @@ int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct
 	r = pt_process(pt, pid, time, true, &p);
 	if (r < 0)
 		return r;
-	read_thread_name(pid, tid, name, p->comm);
+	proc_thread_name(pid, tid, name, p->comm);
 	return new_thread(pt, p, tid, name, time, ret);
 }
 
@@ -366,7 +339,7 @@ int pt_fork(struct proc_table *pt, pid_t pid, pid_t ppid, pid_t tid, uint64_t ti
 		return 0;	/* already known (seen through a sample first) */
 	char exe[PATH_MAX];
 
-	read_exe(ppid, exe, sizeof(exe));
+	proc_exe(ppid, exe, sizeof(exe));
 	r = new_process(pt, pid, ppid, parent->comm, exe, time, &child);
 	if (r < 0)
 		return r;
@@ -397,7 +370,7 @@ int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool 
 		if (r < 0)
 			return r;
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
-		read_exe(pid, exe, sizeof(exe));
+		proc_exe(pid, exe, sizeof(exe));
 		free(p->exe);
 		p->exe = xstrdup(exe);
 		if (!p->exe)
@@ -579,26 +552,30 @@ static void file_key(const struct as_module *m, uint64_t *a, uint64_t *b)
 	*b = h ^ (m->pgoff * 0x9e3779b97f4a7c15ull);
 }
 
-int64_t pt_frame_module_id(struct proc_table *pt, struct proc *p, struct as_module *m)
+int64_t pt_frame_module_id(struct proc_table *pt, struct proc *p, struct as_module *m,
+			   bool *ret_first)
 {
 	uint64_t a, b;
 	int64_t id;
 	int r;
 
-	if (m->frame_module_id)
+	if (m->frame_module_id) {
+		*ret_first = false;
 		return m->frame_module_id;
+	}
 	id = pt_module_id(pt, p, m);	/* its own record, for the spool's map of P */
 	if (id <= 0)
 		return id;
 	file_key(m, &a, &b);
 	m->frame_module_id = intern_find(&pt->frame_modules, a, b);
-	if (m->frame_module_id)
+	if (m->frame_module_id) {
+		*ret_first = false;
 		return m->frame_module_id;
+	}
 	r = intern_insert(&pt->frame_modules, a, b, (uint32_t)id);
-	if (r == 0 && pt->capture)
-		r = capture_module(pt->capture, (uint32_t)id, m);
 	if (r < 0)
 		return r;
 	m->frame_module_id = (uint32_t)id;
+	*ret_first = true;
 	return id;
 }

@@ -11,10 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "unwind/addr_space.h"
 #include "intern.h"
-
-struct capture;
-#include "addr_space.h"
 
 struct proc {
 	pid_t pid;
@@ -54,11 +52,13 @@ struct proc_table {
 	uint64_t live_processes;
 	uint64_t processes_seen, threads_seen;	/* since the start, collected ones too */
 	bool no_children;		/* a fork into a new process is not followed */
-	/* the processes dropped by pt_collect() that ran anonymous code: for its names */
+	/*
+	 * The processes dropped by pt_collect() that ran anonymous code: their
+	 * JIT names are read at the end of the file, by pid.
+	 */
 	struct pt_gone { pid_t pid; uint32_t spool_id; } *gone;
 	size_t ngone, gone_cap;
-	struct capture *capture;	/* told of each module written, if set */
-	struct unwinder *uw;		/* the address spaces' shared unwinder, if set */
+	struct as_shared *spaces;	/* what the address spaces share, if set */
 };
 
 void pt_init(struct proc_table *pt, struct prof_spool_writer *w);
@@ -106,9 +106,11 @@ int64_t pt_module_id(struct proc_table *pt, struct proc *p, struct as_module *m)
  * every process that runs it: the spool's interning then grows with the
  * distinct code, not with the processes (seventy cc1s, a service's
  * children).  A frame's address is file-relative, so any mapping of the
- * file names it.
+ * file names it.  The id, *RET_FIRST true when M is that first module (its
+ * file's names are then the spool's to capture), or -errno.
  */
-int64_t pt_frame_module_id(struct proc_table *pt, struct proc *p, struct as_module *m);
+int64_t pt_frame_module_id(struct proc_table *pt, struct proc *p, struct as_module *m,
+			   bool *ret_first);
 
 /*
  * Forget the threads and processes that exited more than GRACE_NS before
@@ -116,20 +118,6 @@ int64_t pt_frame_module_id(struct proc_table *pt, struct proc *p, struct as_modu
  * with a service's churn of threads and children over hours.  0 or -ENOMEM.
  */
 int pt_collect(struct proc_table *pt, uint64_t now, uint64_t grace_ns);
-
-/* The pid of the process of spool id ID (alive, exited or collected), or 0. */
-static inline pid_t pt_pid_of(const struct proc_table *pt, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; id && i < pt->nprocs; i++)
-		if (pt->procs[i]->spool_id == id)
-			return pt->procs[i]->pid;
-	for (i = 0; id && i < pt->ngone; i++)
-		if (pt->gone[i].spool_id == id)
-			return pt->gone[i].pid;
-	return 0;
-}
 
 /* Mark P exited (also when found dead without an exit record). */
 int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time);

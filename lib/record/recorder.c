@@ -27,11 +27,11 @@
 #include "capture.h"
 #include "internal.h"
 #include "perf_ring.h"
-#include "proc_maps.h"
+#include "proc.h"
 #include "process.h"
 #include "recorder.h"
 #include "sorter.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 #include "spool/spool_writer.h"
 
 static int check_opts(struct prof_recorder_opts *o)
@@ -146,11 +146,10 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 		r = rec_new_writer(rec, sink);
 	if (r < 0)
 		goto out_free;
-	pt_init(&rec->pt, rec->w);
+	pt_set_writer(&rec->pt, rec->w);
 	offcpu_init(&rec->offcpu, rec->w);
 	rec->pt.no_children = rec->opts.no_inherit;
-	rec->pt.capture = &rec->capture;
-	rec->pt.uw = &rec->uw;
+	rec->pt.spaces = &rec->uw.spaces;
 	if (!rec->on_exec) {
 		r = rec_snapshot_held(rec, &rec->held[0]);
 		if (r >= 0 && rec->opts.children)
@@ -223,7 +222,12 @@ int prof_recorder_enable(struct prof_recorder *rec)
 
 /* ---- record handling ---------------------------------------------------- */
 
-/* The sample_id trailer of a side-band record: pid, tid, time, cpu, res. */
+/*
+ * Move what the rings hold into the sorter, and hand on what the
+ * watermark (the start of the previous drain) passed: by then every ring
+ * has delivered what happened before it.  Then the periodic work: /proc
+ * after a loss, a block closed, a new file, the exited forgotten.
+ */
 int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_poll_summary *ret)
 {
 	struct epoll_event evs[64];
@@ -244,7 +248,8 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 	if (r >= 0)
 		r = rec_process_until(rec, rec->prev_drain_ns);
 	rec->prev_drain_ns = drain_start;
-	if (r >= 0 && rec->need_reconcile && drain_start - rec->last_reconcile_ns >= 250000000u) {
+	if (r >= 0 && rec->need_reconcile &&
+	    drain_start - rec->last_reconcile_ns >= RECONCILE_INTERVAL_NS) {
 		/* what is queued happened before "now": apply it, then look at /proc */
 		r = rec_process_until(rec, UINT64_MAX);
 		if (r >= 0)
@@ -289,7 +294,7 @@ static int reconcile_liveness(struct prof_recorder *rec)
 	for (i = 0; i < rec->pt.nprocs; i++) {
 		struct proc *p = rec->pt.procs[i];
 
-		if (p->exited || !rec_proc_gone(p->pid))
+		if (p->exited || !proc_gone(p->pid))
 			continue;
 		/* its exit record may still be queued: take it first */
 		r = prof_recorder_flush(rec);
@@ -310,7 +315,7 @@ int prof_recorder_process_is_active(struct prof_recorder *rec, pid_t pid, bool *
 {
 	struct proc *p = pt_find_process(&rec->pt, pid);
 
-	*ret = p && !p->exited && !rec_proc_gone(pid);
+	*ret = p && !p->exited && !proc_gone(pid);
 	return 0;
 }
 
@@ -376,6 +381,11 @@ int prof_recorder_close(struct prof_recorder *rec, struct prof_recording_summary
 	/* threads still off their CPU: their intervals end with the recording */
 	if (rec->opts.off_cpu && !rec->error)
 		keep_error(&r, msg, sizeof(msg), offcpu_end_all(&rec->offcpu, stop_ns));
+	if (rec->malformed_records)
+		pr_warn("%llu perf records were too short or malformed for their fields, and were "
+			"skipped (the first: type %u, %u bytes)",
+			(unsigned long long)rec->malformed_records, (unsigned)rec->malformed_type,
+			(unsigned)rec->malformed_size);
 	rec_summary(rec, &s);
 	rec_counters(&s, &c);
 	if (rec->switch_base)
@@ -383,7 +393,7 @@ int prof_recorder_close(struct prof_recorder *rec, struct prof_recording_summary
 	c.mono_end_ns = clock_ns(CLOCK_MONOTONIC);
 	c.wall_end_ns = clock_ns(CLOCK_REALTIME);
 	/* the names the spool carries, so it reports later and elsewhere */
-	keep_error(&r, msg, sizeof(msg), capture_names(&rec->capture, rec->w, &rec->pt));
+	keep_error(&r, msg, sizeof(msg), rec_capture_names(rec, rec->w));
 	/* a trailer is written even after an error: the spool says what it holds */
 	keep_error(&r, msg, sizeof(msg), prof_spool_writer_finish(rec->w, &c));
 	/* what the file holds, which after a write error is less than was taken */

@@ -16,9 +16,10 @@
 #include "capture.h"
 #include "offcpu.h"
 #include "perf_ring.h"
+#include "perf_sample.h"
 #include "process.h"
 #include "sorter.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 #include "spool/spool_file.h"
 
 #define MAX_CPUS 4096
@@ -29,6 +30,14 @@
 #define BLOCK_INTERVAL_NS 1000000000ull
 /* Threads and processes gone this long are forgotten (checked as often). */
 #define COLLECT_INTERVAL_NS 5000000000ull
+/*
+ * A process's /proc/PID/maps is read again, when a sample's pc or a return
+ * address lies in none of its mappings, at most this often: JIT code made
+ * executable by mprotect has no mmap record.
+ */
+#define MAPS_REFRESH_INTERVAL_NS 50000000ull
+/* After a loss of side-band records, /proc is swept at most this often. */
+#define RECONCILE_INTERVAL_NS 250000000ull
 
 /* A thread's previous user stack, root first, with its spool nodes. */
 #define STACK_MEMOS 64
@@ -53,6 +62,7 @@ struct prof_recorder {
 	 * which event it is of.
 	 */
 	struct perf_ring *rings;
+	struct perf_sample_layout layout;	/* of every ring's records: the events' attrs */
 	size_t ring_pages;		/* data pages of a new ring; 0 until the first */
 	size_t ncpus, nrings;
 	int *fds;			/* every event */
@@ -79,6 +89,12 @@ struct prof_recorder {
 	uint32_t frames[UNWIND_MAX_FRAMES / 2 + UNWIND_MAX_FRAMES + 1];
 	bool kernel;			/* kernel callchains are sampled */
 	int error;			/* the first processing error, sticky */
+	/*
+	 * Records too short or malformed for their fields, skipped: counted,
+	 * with the first one's type and size, for the warning at the end.
+	 */
+	uint64_t malformed_records;
+	uint32_t malformed_type, malformed_size;
 	/*
 	 * Its live tail's pointer back to it, or NULL while it has none.  The
 	 * tail (recorder_tail.c) sets it, and clears it when it is freed; the
@@ -107,6 +123,8 @@ int rec_new_writer(struct prof_recorder *rec, const struct prof_sink *sink);
 void rec_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret);
 void rec_counters(const struct prof_recording_summary *s, struct prof_counters *c);
 void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c);
+/* The names the frames of W need, captured into it at the end of its file.  0 or -errno. */
+int rec_capture_names(struct prof_recorder *rec, struct prof_spool_writer *w);
 
 /* recorder_switch.c */
 int rec_switch_init(struct prof_recorder *rec, const char *base);
@@ -114,20 +132,32 @@ char *rec_switch_first_name(struct prof_recorder *rec);
 int rec_switch_published(struct prof_recorder *rec);
 bool rec_switch_due(const struct prof_recorder *rec, uint64_t now);
 void rec_switch_release(struct prof_recorder *rec);
-int rec_read_u64_file(const char *path, uint64_t *ret);
 
 /* recorder_events.c */
 const char *rec_event_name(enum prof_event_kind e);
+/*
+ * The attributes of the sampling event EV (SWITCH false), or of the
+ * context-switch event (SWITCH true), for a recording with those options.
+ */
+void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t freq,
+		   uint32_t stack, bool on_exec, bool no_inherit, bool kernel, size_t ring_bytes,
+		   bool sw, bool off_cpu);
 int rec_init_rings(struct prof_recorder *rec);
 int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, bool enable);
 void rec_close_rings(struct prof_recorder *rec);
 
 /* recorder_records.c */
 int rec_drain_rings(struct prof_recorder *rec);
+/* Count record H as malformed (skipped).  0. */
+int rec_malformed(struct prof_recorder *rec, const struct perf_event_header *h);
 int rec_process_until(struct prof_recorder *rec, uint64_t watermark);
 int rec_reconcile(struct prof_recorder *rec);
 int rec_end_offcpu_of_process(struct prof_recorder *rec, struct proc *p, uint64_t time);
-bool rec_proc_gone(pid_t pid);
+/*
+ * The module the frames in M (of P) name (pt_frame_module_id()); the first
+ * of its file is noted for capture.  Its id, or -errno.
+ */
+int64_t rec_frame_module(struct prof_recorder *rec, struct proc *p, struct as_module *m);
 
 
 /* recorder_attach.c */

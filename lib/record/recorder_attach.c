@@ -20,11 +20,11 @@
 #include "capture.h"
 #include "internal.h"
 #include "perf_ring.h"
-#include "proc_maps.h"
+#include "proc.h"
 #include "process.h"
 #include "recorder.h"
 #include "sorter.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 int rec_keep_held(struct prof_recorder *rec, struct held_process *h)
 {
@@ -115,7 +115,7 @@ int rec_attach_descendants(struct prof_recorder *rec, pid_t pid)
 	pid_t *kids;
 	int n, i, r = 0;
 
-	n = list_descendants(pid, &kids);
+	n = proc_descendants(pid, &kids);
 	if (n < 0)
 		return n == -ESRCH ? 0 : error_set(n, "cannot list the children of pid %d", (int)pid);
 	rec->opts.children = false;	/* the list holds them all already */
@@ -136,7 +136,7 @@ int prof_recorder_refresh_threads(struct prof_recorder *rec, pid_t pid,
 
 	if (!p)
 		return error_setx(-EINVAL, "pid %d is not part of this recording", (int)pid);
-	n = list_tasks(pid, &tids);
+	n = proc_tasks(pid, &tids);
 	if (n == -ESRCH || p->exited) {
 		if (n >= 0)
 			free(tids);

@@ -23,31 +23,16 @@
 #include "capture.h"
 #include "internal.h"
 #include "perf_ring.h"
-#include "proc_maps.h"
+#include "proc.h"
 #include "process.h"
 #include "recorder.h"
+#include "unwind/regs_x86_64.h"
 #include "sorter.h"
-#include "unwind.h"
-
-int rec_read_u64_file(const char *path, uint64_t *ret)
-{
-	unsigned long long v;
-	FILE *f = fopen(path, "re");
-	int ok;
-
-	if (!f)
-		return error_set(-errno, "cannot read '%s'", path);
-	ok = fscanf(f, "%llu", &v) == 1;
-	fclose(f);
-	if (!ok)
-		return error_setx(-EIO, "cannot parse '%s'", path);
-	*ret = v;
-	return 0;
-}
+#include "unwind/unwind.h"
 
 int prof_max_sample_rate(uint64_t *ret)
 {
-	return rec_read_u64_file("/proc/sys/kernel/perf_event_max_sample_rate", ret);
+	return proc_read_u64("/proc/sys/kernel/perf_event_max_sample_rate", ret);
 }
 
 /* Online CPUs from /sys (e.g. "0-3,6"); at least CPU 0. */
@@ -88,16 +73,16 @@ const char *rec_event_name(enum prof_event_kind e)
 }
 
 /*
- * The attributes of the sampling event EV (SWITCH false), or of the
- * context-switch event (SWITCH true) that samples a thread as it leaves
- * its CPU, with the same registers and stack copy.  The switch event
- * fires inside the scheduler, so it must not exclude the kernel (the user
- * registers and stack are the thread's all the same); it alone asks for
- * the switch records, and the sampling event alone for the side-band ones.
+ * The context-switch event samples a thread as it leaves its CPU, with
+ * the same registers and stack copy as the sampling event, so that both
+ * kinds of rings hold records of one layout.  It fires inside the
+ * scheduler, so it must not exclude the kernel (the user registers and
+ * stack are the thread's all the same); it alone asks for the switch
+ * records, and the sampling event alone for the side-band ones.
  */
-static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t freq,
-		      uint32_t stack, bool on_exec, bool no_inherit, bool kernel,
-		      size_t ring_bytes, bool sw, bool off_cpu)
+void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t freq,
+		   uint32_t stack, bool on_exec, bool no_inherit, bool kernel, size_t ring_bytes,
+		   bool sw, bool off_cpu)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -119,7 +104,7 @@ static void fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64
 	}
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	a->sample_regs_user = PERF_REGS_MASK;
+	a->sample_regs_user = SAMPLE_REGS_MASK;
 	a->sample_stack_user = stack;
 	a->disabled = 1;
 	a->enable_on_exec = on_exec;
@@ -207,7 +192,7 @@ static size_t fit_locked_limit(size_t pages, size_t page, size_t ncpus, size_t n
 	struct rlimit rl;
 
 	if (!ours || geteuid() == 0 || !ncpus ||
-	    rec_read_u64_file("/proc/sys/kernel/perf_event_mlock_kb", &mlock_kb) < 0 ||
+	    proc_read_u64("/proc/sys/kernel/perf_event_mlock_kb", &mlock_kb) < 0 ||
 	    getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 		return pages;
 	budget = mlock_kb * 1024 * ncpus + rl.rlim_cur;
@@ -227,7 +212,7 @@ static int perf_error(int err, const char *ev, bool sw)
 	uint64_t paranoid = 0;
 
 	if (sw && (err == -EACCES || err == -EPERM)) {
-		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 		return error_setx(err, "off-CPU intervals sample threads inside the kernel "
 				  "(as they switch out, and in system calls), which "
 				  "kernel.perf_event_paranoid %llu forbids: run as root, grant "
@@ -235,7 +220,7 @@ static int perf_error(int err, const char *ev, bool sw)
 				  (unsigned long long)paranoid);
 	}
 	if (err == -EACCES || err == -EPERM) {
-		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 		return error_set(err, "cannot open the %s event (kernel.perf_event_paranoid is %llu: "
 				 "run as root, or lower it with sysctl)", ev,
 				 (unsigned long long)paranoid);
@@ -259,12 +244,6 @@ static int keep_fd(struct prof_recorder *rec, int fd)
 }
 
 /*
- * Open TID's event on every online CPU (with inherit, so its new threads
- * and children follow).  The first event on a CPU owns that CPU's ring;
- * later ones send their records into it (PERF_EVENT_IOC_SET_OUTPUT).
- * When ENABLE, the new events start at once (attaching during a recording).
- */
-/*
  * Open the event of ring I (its CPU's sampling ring, or with --off-cpu
  * from ncpus on, its switch ring) for TID: 0, 1 to try the same ring again
  * (a fallback changed the attributes), or -errno.
@@ -278,14 +257,18 @@ static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool 
 	struct perf_event_attr attr;
 	int fd, r;
 
-	fill_attr(&attr, o->event, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
-		  rec->kernel, pages * page, sw, o->off_cpu);
+	rec_fill_attr(&attr, o->event, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
+		      rec->kernel, pages * page, sw, o->off_cpu);
+	/* every event's records are parsed as these attributes lay them out */
+	r = perf_sample_layout_of(&attr, &rec->layout);
+	if (r < 0)
+		return error_setx(r, "cannot parse the samples of these perf attributes");
 	fd = perf_open(&attr, tid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && rec->kernel && rec->nfds == 0 && !o->off_cpu &&
 	    (errno == EACCES || errno == EPERM)) {
 		uint64_t paranoid = 0;
 
-		rec_read_u64_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 		pr_warn("kernel sampling refused (kernel.perf_event_paranoid is %llu): "
 			"recording user space only", (unsigned long long)paranoid);
 		rec->kernel = false;

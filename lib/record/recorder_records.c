@@ -1,59 +1,62 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * recorder_records.c - the records of the rings, in timestamp order:
- * samples are unwound and interned into the spool; mmap, comm, fork and
- * exit update the process table; losses are counted, and a loss that may
- * have hidden side-band records is made good from /proc.
+ * samples are parsed (perf_sample.c), unwound and interned into the spool;
+ * mmap, comm, fork and exit update the process table; losses are counted,
+ * and a loss that may have hidden side-band records is made good from
+ * /proc.  A record too short or malformed for its fields is counted and
+ * skipped, never taken for another.
  */
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/ioctl.h>
-#include <sys/utsname.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "attach.h"
 #include "capture.h"
 #include "internal.h"
 #include "perf_ring.h"
-#include "proc_maps.h"
+#include "perf_sample.h"
+#include "proc.h"
 #include "process.h"
 #include "recorder.h"
 #include "sorter.h"
-#include "unwind.h"
+#include "unwind/regs_x86_64.h"
+#include "unwind/unwind.h"
 
-static uint64_t record_time(const struct perf_event_header *h)
+int rec_malformed(struct prof_recorder *rec, const struct perf_event_header *h)
 {
-	const uint8_t *p = (const uint8_t *)h;
-	uint64_t t;
-
-	if (h->type == PERF_RECORD_SAMPLE) {
-		if (h->size < 32)
-			return 0;
-		memcpy(&t, p + 24, sizeof(t));	/* header, ip, pid/tid, then time */
-		return t;
+	if (!rec->malformed_records) {
+		rec->malformed_type = h->type;
+		rec->malformed_size = h->size;
 	}
-	if (h->size < sizeof(*h) + 24)
-		return 0;
-	memcpy(&t, p + h->size - 16, sizeof(t));
-	return t;
+	if (rec->malformed_records++ < 10)
+		pr_debug("a perf record (type %u, %u bytes) is too short or malformed for its "
+			 "fields: skipped", (unsigned)h->type, (unsigned)h->size);
+	return 0;
+}
+
+int64_t rec_frame_module(struct prof_recorder *rec, struct proc *p, struct as_module *m)
+{
+	bool first = false;
+	int64_t id = pt_frame_module_id(&rec->pt, p, m, &first);
+	int r;
+
+	if (id <= 0 || !first)
+		return id;
+	r = capture_module(&rec->capture, (uint32_t)id, m);
+	return r < 0 ? r : id;
 }
 
 /* The spool frame of user pc PC of PROC. */
 static int64_t user_frame(struct prof_recorder *rec, struct proc *proc, uint64_t pc)
 {
 	struct as_module *m = as_find(&proc->as, pc);
-	struct prof_frame f = { .sz = sizeof(f), .kind = PROF_FRAME_ANON, .ref = proc->spool_id,
-				.addr = pc };
+	struct prof_frame f = { .sz = sizeof(f), .kind = PROF_FRAME_ANON, .ref = proc->spool_id, .addr = pc };
 	int64_t id;
 
 	if (m) {
-		id = pt_frame_module_id(&rec->pt, proc, m);
+		id = rec_frame_module(rec, proc, m);
 		if (id < 0)
 			return id;
 		f = PROF_INIT(prof_frame, .kind = PROF_FRAME_USER, .ref = (uint32_t)id,
@@ -93,7 +96,7 @@ static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struc
 	if (same) {
 		node = m->node[same - 1];
 	} else if (u->cause) {
-		frame = prof_spool_writer_intern_frame(rec->w, &PROF_INIT(prof_frame,
+		frame = prof_spool_writer_intern_frame(rec->w, &PROF_INIT(prof_frame, 
 			.kind = PROF_FRAME_TRUNCATED, .addr = (uint64_t)u->cause));
 		node = frame < 0 ? frame : prof_spool_writer_intern_stack(rec->w, 0, (uint32_t)frame);
 		if (node < 0)
@@ -117,127 +120,134 @@ static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struc
 }
 
 /*
- * A sample: of the sampling event, or with SWITCHED a switch-out sample
- * of the context-switch event (the start of an off-CPU interval).
+ * Read PROC's mappings again at TIME, unless they were read in the last
+ * MAPS_REFRESH_INTERVAL_NS: 1 when read, 0, or -errno.
  */
-static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t size,
-			 bool switched)
+static int refresh_maps(struct prof_recorder *rec, struct proc *proc, uint64_t time)
 {
-	const uint8_t *end = p + size;
-	struct {
-		uint64_t ip;
-		uint32_t pid, tid;
-		uint64_t time;
-		uint32_t cpu, res;
-		uint64_t period;
-	} s;
-	uint64_t regs[PERF_REGS_COUNT], stack_size = 0, dyn_size = 0, abi = 0, nchain = 0;
-	const uint8_t *stack = NULL, *chain = NULL;
-	struct unwind_result *u = &rec->unwound;
-	struct thr *t;
-	struct proc *proc;
-	size_t i, n = 0;
-	int64_t id, user_id;
 	int r;
 
-	p += sizeof(struct perf_event_header);
-	if (end - p < 40)
+	if (time - proc->maps_refreshed_ns <= MAPS_REFRESH_INTERVAL_NS)
 		return 0;
-	memcpy(&s, p, 40);
-	p += 40;
-	if (switched)
-		rec->sum.switch_events++;
-	if (rec->kernel) {
-		/* kernel callchain: nr, then nr entries with context markers */
-		if (end - p < 8)
-			return 0;
-		memcpy(&nchain, p, 8);
-		p += 8;
-		if (nchain > (uint64_t)(end - p) / 8)
-			return 0;
-		chain = p;
-		p += nchain * 8;
-	}
-	if (end - p < 8)
+	proc->maps_refreshed_ns = time;
+	r = pt_refresh_maps(&rec->pt, proc, time);
+	return r < 0 ? r : 1;
+}
+
+/*
+ * The user stack of sample S of PROC, unwound into rec->unwound.  A pc in
+ * no known module, or a return address into code not known (JIT code made
+ * executable by mprotect, which makes no record), may mean that the
+ * mappings moved on without a record: they are read again first, or the
+ * sample is unwound again after.
+ */
+static int unwind_user(struct prof_recorder *rec, struct proc *proc, const struct perf_sample *s)
+{
+	struct unwind_result *u = &rec->unwound;
+	size_t i;
+	int r = 0;
+
+	if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64) {
+		u->n = 1;
+		u->pc[0] = s->ip;
+		u->cause = PROF_UNWIND_NO_REGS;
 		return 0;
-	memcpy(&abi, p, 8);
-	p += 8;
-	if (!switched)
-		rec->sum.sample_events++;
-	if (s.pid == 0 || s.tid == 0 || (int32_t)s.pid < 0)
-		return 0;	/* the idle task or a sample without a task */
-	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-		if ((size_t)(end - p) < sizeof(regs))
-			return 0;
-		memcpy(regs, p, sizeof(regs));
-		p += sizeof(regs);
 	}
-	if (end - p >= 8) {
-		memcpy(&stack_size, p, 8);
-		p += 8;
-		if (stack_size && (uint64_t)(end - p) >= stack_size + 8) {
-			stack = p;
-			memcpy(&dyn_size, p + stack_size, 8);
-			if (dyn_size > stack_size)
-				dyn_size = stack_size;
-		}
-	}
-	r = pt_thread(&rec->pt, (pid_t)s.pid, (pid_t)s.tid, s.time, &t);
+	if (!as_find(&proc->as, s->regs[SAMPLE_REG_IP]))
+		r = refresh_maps(rec, proc, s->time);
+	if (r >= 0)
+		r = unwind_sample(&rec->uw, &proc->as, (pid_t)s->tid, s->regs, s->stack,
+				  s->stack_dyn, u);
+	if (r >= 0 && u->cause == PROF_UNWIND_UNMAPPED && (r = refresh_maps(rec, proc, s->time)) > 0)
+		r = unwind_sample(&rec->uw, &proc->as, (pid_t)s->tid, s->regs, s->stack,
+				  s->stack_dyn, u);
+	if (r == -ENOMEM)
+		return error_setx(r, "out of memory");
 	if (r < 0)
 		return r;
-	proc = t->proc;
-	/* kernel frames first (the leaf side), as the callchain gives them */
-	for (i = 0; chain && i < nchain && n < UNWIND_MAX_FRAMES / 2; i++) {
-		uint64_t ip;
-		bool first;
+	for (i = 1; i < FALLBACK_COUNT; i++)
+		rec->sum.fallback_frames[i] += u->fallback[i];
+	rec->sum.frames += u->n;
+	return 0;
+}
 
-		memcpy(&ip, chain + i * 8, 8);
+/*
+ * The kernel frames of sample S into rec->frames, leaf first, as its
+ * callchain gives them.  How many, or -errno.
+ */
+static int64_t intern_kernel_frames(struct prof_recorder *rec, const struct perf_sample *s)
+{
+	size_t i, n = 0;
+	int64_t id;
+
+	for (i = 0; s->chain && i < s->nchain && n < UNWIND_MAX_FRAMES / 2; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, s->chain + i * 8, 8);
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
 			if (ip != (uint64_t)PERF_CONTEXT_KERNEL)
 				break;	/* user, guest or hypervisor parts: not ours */
 			continue;
 		}
-		/* the first kernel entry is where it was; the others return addresses */
-		first = i == 1;
-		id = prof_spool_writer_intern_frame(rec->w, &PROF_INIT(prof_frame,
-			.kind = PROF_FRAME_KERNEL, .addr = first ? ip : ip - 1));
+		/* the first entry (after its context) is where it was, the others return addresses */
+		id = prof_spool_writer_intern_frame(rec->w, &PROF_INIT(prof_frame, 
+			.kind = PROF_FRAME_KERNEL, .addr = i == 1 ? ip : ip - 1));
 		if (id < 0)
-			return (int)id;
+			return id;
 		rec->frames[n++] = (uint32_t)id;
 	}
-	if (abi != PERF_SAMPLE_REGS_ABI_64) {
-		u->n = 1;
-		u->pc[0] = s.ip;
-		u->cause = PROF_UNWIND_NO_REGS;
-	} else {
-		/* a pc in no known module: the maps may have moved on without us */
-		if (!as_find(&proc->as, regs[8]) && s.time - proc->maps_refreshed_ns > 50000000u) {
-			proc->maps_refreshed_ns = s.time;
-			r = pt_refresh_maps(&rec->pt, proc, s.time);
-			if (r < 0)
-				return r;
-		}
-		unwind_sample(&proc->as, (pid_t)s.tid, regs, stack, dyn_size, u);
-		/* a return address into code we do not know: JIT code mprotect'ed executable */
-		if (u->cause == PROF_UNWIND_UNMAPPED && s.time - proc->maps_refreshed_ns > 50000000u) {
-			proc->maps_refreshed_ns = s.time;
-			r = pt_refresh_maps(&rec->pt, proc, s.time);
-			if (r < 0)
-				return r;
-			unwind_sample(&proc->as, (pid_t)s.tid, regs, stack, dyn_size, u);
-		}
-		for (i = 1; i < FALLBACK_COUNT; i++)
-			rec->sum.fallback_frames[i] += u->fallback[i];
-		rec->sum.frames += u->n;
-	}
+	return (int64_t)n;
+}
+
+/*
+ * The stack node of sample S of T, its user stack in rec->unwound: the
+ * user frames, root first, and the kernel's on top, the leaf last.  Its
+ * id and *RET_USER the user part's, or -errno.
+ */
+static int64_t intern_stack(struct prof_recorder *rec, struct thr *t, const struct perf_sample *s,
+			    int64_t *ret_user)
+{
+	int64_t n = intern_kernel_frames(rec, s), id;
+
+	if (n < 0)
+		return n;
+	id = *ret_user = intern_user_stack(rec, t, t->proc, &rec->unwound);
+	while (id >= 0 && n--)
+		id = prof_spool_writer_intern_stack(rec->w, (uint32_t)id, rec->frames[n]);
+	return id;
+}
+
+/*
+ * A sample: of the sampling event, or with SWITCHED a switch-out sample
+ * of the context-switch event (the start of an off-CPU interval).
+ */
+static int handle_sample(struct prof_recorder *rec, const struct perf_event_header *h,
+			 bool switched)
+{
+	struct unwind_result *u = &rec->unwound;
+	struct perf_sample s;
+	int64_t id, user_id;
+	struct thr *t;
+	int r;
+
+	if (perf_sample_parse(&rec->layout, h, &s) < 0)
+		return rec_malformed(rec, h);
+	if (switched)
+		rec->sum.switch_events++;
+	else
+		rec->sum.sample_events++;
+	if (s.pid == 0 || s.tid == 0 || (int32_t)s.pid < 0)
+		return 0;	/* the idle task or a sample without a task */
+	r = pt_thread(&rec->pt, (pid_t)s.pid, (pid_t)s.tid, s.time, &t);
+	if (r >= 0)
+		r = unwind_user(rec, t->proc, &s);
+	if (r < 0)
+		return r;
 	if (u->cause && !switched) {
 		rec->sum.truncated_stacks++;
 		rec->sum.unwind_errors[u->cause]++;
 	}
-	id = user_id = intern_user_stack(rec, t, proc, u);
-	/* the kernel's frames on top, the leaf last */
-	while (id >= 0 && n--)
-		id = prof_spool_writer_intern_stack(rec->w, (uint32_t)id, rec->frames[n]);
+	id = intern_stack(rec, t, &s, &user_id);
 	if (id < 0)
 		return (int)id;
 	if (switched)
@@ -249,7 +259,7 @@ static int handle_sample(struct prof_recorder *rec, const uint8_t *p, size_t siz
 		if (r < 0)
 			return r;
 	}
-	r = prof_spool_writer_add_sample(rec->w, &PROF_INIT(prof_sample,
+	r = prof_spool_writer_add_sample(rec->w, &PROF_INIT(prof_sample, 
 		.time_ns = s.time, .thread = t->spool_id, .stack = (uint32_t)id,
 		.period = s.period, .cpu = s.cpu));
 	if (r < 0)
@@ -270,36 +280,33 @@ static int handle_lost(struct prof_recorder *rec, uint8_t kind, uint64_t count, 
 			rec->sum.lost_switch_samples += count;
 		else
 			rec->sum.lost_switch_records += count;
-		return prof_spool_writer_add_lost(rec->w, &PROF_INIT(prof_lost,
+		return prof_spool_writer_add_lost(rec->w, &PROF_INIT(prof_lost, 
 			.time_ns = time, .kind = kind, .count = count));
 	}
 	/* any record may be among them: an mmap, a fork, an exit, a rename */
 	rec->need_reconcile |= kind == PROF_LOST_RECORDS;
 	rec->sum.lifecycle_gaps += kind == PROF_LOST_RECORDS;
-	return prof_spool_writer_add_lost(rec->w, &PROF_INIT(prof_lost, .time_ns = time,
-							     .kind = kind, .count = count));
+	return prof_spool_writer_add_lost(rec->w, &PROF_INIT(prof_lost, .time_ns = time, .kind = kind,
+								.count = count));
 }
 
-/* A switch record: pid, tid, then the rest of the sample_id (time, cpu). */
-static int handle_switch(struct prof_recorder *rec, const struct perf_event_header *h,
-			 const uint8_t *p, size_t body, uint64_t time)
+/* A switch record: its sample_id says whose it is (pid, tid), when and where (cpu). */
+static int handle_switch(struct prof_recorder *rec, const struct perf_event_header *h)
 {
-	uint32_t id[4];
+	struct perf_sample_id id;
 	struct thr *t;
 	int r;
 
-	if (body < 16)
-		return 0;
-	memcpy(id, p, 8);
-	memcpy(&id[2], p + 16, 4);	/* after the time: the cpu */
-	if ((int32_t)id[0] <= 0 || (int32_t)id[1] <= 0)
-		return 0;
-	r = pt_thread(&rec->pt, (pid_t)id[0], (pid_t)id[1], time, &t);
+	if (perf_sample_id_parse(&rec->layout, h, &id) < 0)
+		return rec_malformed(rec, h);
+	if ((int32_t)id.pid <= 0 || (int32_t)id.tid <= 0)
+		return 0;	/* the idle task */
+	r = pt_thread(&rec->pt, (pid_t)id.pid, (pid_t)id.tid, id.time, &t);
 	if (r < 0)
 		return r;
 	if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
-		return offcpu_end(&rec->offcpu, t->spool_id, time, PROF_OFFCPU_END_SWITCH_IN);
-	return offcpu_switched_out(&rec->offcpu, t->spool_id, time, body >= 24 ? id[2] : 0,
+		return offcpu_end(&rec->offcpu, t->spool_id, id.time, PROF_OFFCPU_END_SWITCH_IN);
+	return offcpu_switched_out(&rec->offcpu, t->spool_id, id.time, id.cpu,
 				   h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
 }
 
@@ -311,136 +318,120 @@ static int end_offcpu_at_exit(struct prof_recorder *rec, pid_t tid, uint64_t tim
 	return t ? offcpu_end(&rec->offcpu, t->spool_id, time, PROF_OFFCPU_END_EXIT) : 0;
 }
 
+/*
+ * The NUL-terminated name after a body's fixed part of N bytes, into OUT
+ * (LEN bytes, cut to fit); false when BODY (BODY_LEN bytes) holds none.
+ */
+static bool body_name(const uint8_t *body, size_t body_len, size_t n, char *out, size_t len)
+{
+	size_t k;
+
+	if (body_len <= n)
+		return false;
+	k = strnlen((const char *)body + n, body_len - n);
+	if (k == body_len - n)
+		return false;
+	snprintf(out, len, "%.*s", (int)k, (const char *)body + n);
+	return true;
+}
+
+static int handle_mmap2(struct prof_recorder *rec, const struct perf_event_header *h,
+			const uint8_t *p, size_t body, uint64_t time)
+{
+	struct perf_mmap2_body m;
+	char path[PATH_MAX];
+
+	if (body < sizeof(m) || !body_name(p, body, sizeof(m), path, sizeof(path)))
+		return rec_malformed(rec, h);
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+		return 0;	/* a build-id in place of the device and inode: not asked for */
+	memcpy(&m, p, sizeof(m));
+	return pt_mmap(&rec->pt, (pid_t)m.pid, m.addr, m.len, m.pgoff, m.maj, m.min, m.ino, path,
+		       time);
+}
+
 static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
 {
 	const struct perf_event_header *h = (const void *)sr->data;
-	const uint8_t *p = sr->data + sizeof(*h);
-	size_t body = h->size - sizeof(*h);
 	bool switches = (size_t)sr->cpu >= rec->ncpus;	/* from a switch ring */
-	uint32_t u32[4];
-	uint64_t u64[4];
+	struct perf_lost_samples_body ls;
+	struct perf_comm_body c;
+	struct perf_task_body t;
+	struct perf_lost_body l;
+	const uint8_t *p;
+	char comm[17];
+	size_t body;
 	int r;
 
+	if (h->type == PERF_RECORD_SAMPLE)
+		return handle_sample(rec, h, switches);
+	if (h->type == PERF_RECORD_SWITCH)
+		return handle_switch(rec, h);
+	p = perf_record_body(&rec->layout, h, &body);
+	if (!p)
+		return rec_malformed(rec, h);
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		return handle_sample(rec, sr->data, h->size, switches);
-	case PERF_RECORD_SWITCH:
-		return handle_switch(rec, h, p, body, sr->time);
-	case PERF_RECORD_MMAP2: {
-		/* pid tid addr len pgoff maj min ino ino_gen prot flags filename */
-		uint32_t maj, min, prot;
-		uint64_t ino;
-		char path[PATH_MAX];
-
-		if (body < 64 + 1 || (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
-			return 0;
-		memcpy(u32, p, 8);
-		memcpy(u64, p + 8, 24);
-		memcpy(&maj, p + 32, 4);
-		memcpy(&min, p + 36, 4);
-		memcpy(&ino, p + 40, 8);
-		memcpy(&prot, p + 56, 4);
-		snprintf(path, sizeof(path), "%.*s", (int)(body - 64), (const char *)p + 64);
-		(void)prot;
-		return pt_mmap(&rec->pt, (pid_t)u32[0], u64[0], u64[1], u64[2], maj, min, ino,
-			       path, sr->time);
-	}
-	case PERF_RECORD_COMM: {
-		char comm[17];
-
-		if (body < 9)
-			return 0;
-		memcpy(u32, p, 8);
-		snprintf(comm, sizeof(comm), "%.*s", (int)(body - 8), (const char *)p + 8);
-		return pt_comm(&rec->pt, (pid_t)u32[0], (pid_t)u32[1], comm,
+	case PERF_RECORD_MMAP2:
+		return handle_mmap2(rec, h, p, body, sr->time);
+	case PERF_RECORD_COMM:
+		if (body < sizeof(c) || !body_name(p, body, sizeof(c), comm, sizeof(comm)))
+			return rec_malformed(rec, h);
+		memcpy(&c, p, sizeof(c));
+		return pt_comm(&rec->pt, (pid_t)c.pid, (pid_t)c.tid, comm,
 			       h->misc & PERF_RECORD_MISC_COMM_EXEC, sr->time);
-	}
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		/* pid ppid tid ptid time */
-		if (body < 16)
-			return 0;
-		memcpy(u32, p, 16);
+		if (body < sizeof(t))
+			return rec_malformed(rec, h);
+		memcpy(&t, p, sizeof(t));
 		if (h->type == PERF_RECORD_FORK)
-			return pt_fork(&rec->pt, (pid_t)u32[0], (pid_t)u32[1], (pid_t)u32[2],
-				       sr->time);
-		r = end_offcpu_at_exit(rec, (pid_t)u32[2], sr->time);
-		return r < 0 ? r : pt_exit(&rec->pt, (pid_t)u32[0], (pid_t)u32[2], sr->time);
+			return pt_fork(&rec->pt, (pid_t)t.pid, (pid_t)t.ppid, (pid_t)t.tid, sr->time);
+		r = end_offcpu_at_exit(rec, (pid_t)t.tid, sr->time);
+		return r < 0 ? r : pt_exit(&rec->pt, (pid_t)t.pid, (pid_t)t.tid, sr->time);
 	case PERF_RECORD_LOST:
-		if (body < 16)
-			return 0;
-		memcpy(u64, p, 16);
-		return handle_lost(rec, PROF_LOST_RECORDS, u64[1], sr->time, switches);
+		if (body < sizeof(l))
+			return rec_malformed(rec, h);
+		memcpy(&l, p, sizeof(l));
+		return handle_lost(rec, PROF_LOST_RECORDS, l.lost, sr->time, switches);
 	case PERF_RECORD_LOST_SAMPLES:
-		if (body < 8)
-			return 0;
-		memcpy(u64, p, 8);
-		return handle_lost(rec, PROF_LOST_SAMPLES, u64[0], sr->time, switches);
+		if (body < sizeof(ls))
+			return rec_malformed(rec, h);
+		memcpy(&ls, p, sizeof(ls));
+		return handle_lost(rec, PROF_LOST_SAMPLES, ls.lost, sr->time, switches);
 	default:
 		return 0;
 	}
 }
 
 /*
- * A sample carries the whole stack copy it asked for (32 KiB by default),
- * of which only dyn_size bytes hold stack: keep those, so that the sorter
- * holds a few KiB, not 32, per sample.  The trimmed record says stack
- * size = dyn_size.  Its length, or 0 to keep the record as it is; *OFF is
- * where the stack starts, *DYN its size.
+ * Copy record H of ring RING into the sorter, by its time: a sample's
+ * (its stack copy cut to what it holds, so that the sorter keeps a few KiB
+ * a sample, not the whole copy), else its sample_id's.  A record that
+ * cannot be parsed so far is counted and skipped here.
  */
-static size_t trimmed_size(const struct prof_recorder *rec, const struct perf_event_header *h,
-			   size_t *ret_off, uint64_t *ret_dyn)
+static int push_record(struct prof_recorder *rec, const struct perf_event_header *h, int ring)
 {
-	const uint8_t *p = (const uint8_t *)h, *end = p + h->size;
-	size_t off = sizeof(*h) + 40;	/* ip, pid/tid, time, cpu/res, period */
-	uint64_t nr, abi, size, dyn;
-
-	if (h->type != PERF_RECORD_SAMPLE)
-		return 0;
-	if (rec->kernel) {
-		if (off + 8 > h->size)
-			return 0;
-		memcpy(&nr, p + off, 8);
-		if (nr > (h->size - off - 8) / 8)
-			return 0;
-		off += 8 + nr * 8;
-	}
-	if (off + 8 > h->size)
-		return 0;
-	memcpy(&abi, p + off, 8);
-	off += 8 + (abi != PERF_SAMPLE_REGS_ABI_NONE ? PERF_REGS_COUNT * 8 : 0);
-	if (off + 8 > h->size)
-		return 0;
-	memcpy(&size, p + off, 8);
-	off += 8;
-	if (!size || size > (uint64_t)(end - (p + off)) || (uint64_t)(end - (p + off)) - size < 8)
-		return 0;
-	memcpy(&dyn, p + off + size, 8);
-	if (dyn >= size)
-		return 0;
-	*ret_off = off;
-	*ret_dyn = dyn;
-	return off + dyn + 8;
-}
-
-/* Copy sample H into the sorter, its stack cut to what it holds. */
-static int push_sample(struct prof_recorder *rec, const struct perf_event_header *h, int ring)
-{
-	uint64_t dyn = 0;
-	size_t off = 0, n = trimmed_size(rec, h, &off, &dyn);
-	struct perf_event_header th = *h;
+	struct perf_sample_id id;
+	struct perf_sample s;
 	uint8_t *out;
 
-	if (!n)
-		return sorter_push(&rec->sorter, record_time(h), ring, h, h->size);
-	out = sorter_add(&rec->sorter, record_time(h), ring, n);
+	if (h->type != PERF_RECORD_SAMPLE) {
+		if (perf_sample_id_parse(&rec->layout, h, &id) < 0)
+			return rec_malformed(rec, h);
+		return sorter_push(&rec->sorter, id.time, ring, h, h->size);
+	}
+	if (perf_sample_parse(&rec->layout, h, &s) < 0) {
+		/* delivered all the same: the count of samples says so */
+		if ((size_t)ring >= rec->ncpus)
+			rec->sum.switch_events++;
+		else
+			rec->sum.sample_events++;
+		return rec_malformed(rec, h);
+	}
+	out = sorter_add(&rec->sorter, s.time, ring, perf_sample_trimmed_size(h, &s));
 	if (!out)
 		return -ENOMEM;
-	memcpy(out, h, off + dyn);
-	memcpy(out + off - 8, &dyn, 8);		/* the stack's size: what it holds */
-	memcpy(out + off + dyn, &dyn, 8);
-	th.size = (uint16_t)n;
-	memcpy(out, &th, sizeof(th));
+	perf_sample_trim(h, &s, out);
 	return 0;
 }
 
@@ -459,9 +450,7 @@ int rec_drain_rings(struct prof_recorder *rec)
 			continue;
 		rec->ring_had_data = true;
 		while (r >= 0 && (h = perf_ring_next(ring)))
-			r = h->type == PERF_RECORD_SAMPLE
-				    ? push_sample(rec, h, (int)i)
-				    : sorter_push(&rec->sorter, record_time(h), (int)i, h, h->size);
+			r = push_record(rec, h, (int)i);
 		perf_ring_end(ring);
 		if (r < 0)
 			return r;
@@ -522,14 +511,14 @@ int rec_reconcile(struct prof_recorder *rec)
 
 		if (p->exited)
 			continue;
-		if (rec_proc_gone(p->pid)) {
+		if (proc_gone(p->pid)) {
 			r = rec_end_offcpu_of_process(rec, p, now);
 			if (r >= 0)
 				r = pt_process_exit(&rec->pt, p, now);
 			continue;
 		}
 		r = pt_refresh_maps(&rec->pt, p, now);
-		n = r < 0 ? 0 : list_tasks(p->pid, &tids);
+		n = r < 0 ? 0 : proc_tasks(p->pid, &tids);
 		for (k = 0; k < n && r >= 0; k++) {
 			struct thr *t;
 
@@ -539,22 +528,4 @@ int rec_reconcile(struct prof_recorder *rec)
 			free(tids);
 	}
 	return r;
-}
-
-/* Exited per /proc: gone, a zombie, or dead. */
-bool rec_proc_gone(pid_t pid)
-{
-	char path[64], buf[512], *paren;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	paren = strrchr(buf, ')');
-	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
 }

@@ -5,6 +5,7 @@
  * counters: the summary of the recording, and the trailer of a file (what
  * it holds, when the recording is in several).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -78,10 +79,10 @@ void rec_summary(const struct prof_recorder *rec, struct prof_recording_summary 
 	ret->files = rec->files + (rec->w != NULL);
 	ret->spool_path = rec->file.path;
 	ret->duration_ns = clock_ns(CLOCK_MONOTONIC) - rec->start_ns;
-	ret->unwind_tables = rec->uw.tables.files;
-	ret->unwind_table_bytes = rec->uw.tables.bytes;
-	ret->unwind_table_peak_bytes = rec->uw.tables.peak_bytes;
-	ret->unwind_table_flushes = rec->uw.tables.flushes;
+	ret->unwind_tables = rec->uw.spaces.tables.files;
+	ret->unwind_table_bytes = rec->uw.spaces.tables.bytes;
+	ret->unwind_table_peak_bytes = rec->uw.spaces.tables.peak_bytes;
+	ret->unwind_table_flushes = rec->uw.spaces.tables.flushes;
 	ret->unwind_cache_hits = rec->uw.cache_hits;
 	ret->unwind_cache_misses = rec->uw.cache_misses;
 	ret->unwind_check_samples = rec->uw.check_samples;
@@ -133,4 +134,27 @@ void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c)
 
 	rec_counters(&rec->file_base, &base);
 	counters_add(c, &base, -1);
+}
+
+int rec_capture_names(struct prof_recorder *rec, struct prof_spool_writer *w)
+{
+	const struct proc_table *pt = &rec->pt;
+	struct capture_process *v = malloc((pt->nprocs + pt->ngone + 1) * sizeof(*v));
+	size_t n = 0, i;
+	int r;
+
+	if (!v)
+		return error_setx(-ENOMEM, "out of memory");
+	/* the processes the file's frames can name: those it holds, and those collected */
+	for (i = 0; i < pt->nprocs; i++) {
+		const struct proc *p = pt->procs[i];
+
+		if (p->spool_id)
+			v[n++] = (struct capture_process){ p->spool_id, p->pid };
+	}
+	for (i = 0; i < pt->ngone; i++)
+		v[n++] = (struct capture_process){ pt->gone[i].spool_id, pt->gone[i].pid };
+	r = capture_names(&rec->capture, w, v, n);
+	free(v);
+	return r;
 }

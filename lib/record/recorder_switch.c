@@ -149,7 +149,7 @@ static int64_t carry_stack(struct prof_recorder *rec, const struct old_tables *o
 			    m >= rec->pt.procs[i]->as.mods &&
 			    m < rec->pt.procs[i]->as.mods + rec->pt.procs[i]->as.nmods)
 				p = rec->pt.procs[i];
-		frame = p ? pt_frame_module_id(&rec->pt, p, m) : 0;
+		frame = p ? rec_frame_module(rec, p, m) : 0;
 		if (frame <= 0)
 			return frame < 0 ? frame : parent;	/* its module is gone: drop it */
 		f.ref = (uint32_t)frame;
@@ -274,7 +274,7 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	}
 	/* the names the file's frames need, while its ids still mean something */
 	if (r == 0)
-		r = capture_names(&rec->capture, old_w, &rec->pt);
+		r = rec_capture_names(rec, old_w);
 	if (r == 0)
 		file_counters(rec, &c);
 	if (r == 0)
@@ -298,7 +298,6 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	pt_set_writer(&rec->pt, rec->w);
 	capture_release(&rec->capture);
 	r = capture_init(&rec->capture);
-	rec->pt.capture = &rec->capture;
 	offcpu_init(&oc_new, rec->w);
 	if (r == 0)
 		r = carry_over(rec, &o, &oc_new, open, nopen, now);

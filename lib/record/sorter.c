@@ -4,6 +4,7 @@
  * holds only what arrived since the last watermark, so its size is bounded
  * by what the rings deliver between two polls, not by the recording.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,9 @@ void sorter_release(struct sorter *s)
 	free(s->last);
 	sorter_init(s);
 }
+
+_Static_assert(offsetof(struct sorted_rec, data) % 8 == 0,
+	       "a record's u64 fields stay aligned in the sorter, as in its ring");
 
 static bool before(const struct sorted_rec *a, const struct sorted_rec *b)
 {

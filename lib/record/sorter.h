@@ -17,7 +17,7 @@ struct sorted_rec {
 	uint32_t len;
 	uint32_t cap;		/* bytes data can hold */
 	int cpu;		/* the ring it came from (its index) */
-	uint8_t data[];		/* the perf record, 8-byte aligned */
+	_Alignas(8) uint8_t data[];	/* the perf record, 8-byte aligned as in its ring */
 };
 
 #define SORTER_SPARE 64

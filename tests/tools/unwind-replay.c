@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * unwind-replay - replay the raw samples of a capture (PROF_UNWIND_CAPTURE,
- * see lib/record/unwind_capture.c) through the unwinding engines, and say
+ * see lib/unwind/unwind_capture.c) through the unwinding engines, and say
  * what each costs: microseconds per unwind, unwinds per second on one core,
  * frames per second.  bench/unwind runs it; the files the samples ran in
  * must still be there (same paths, same inodes).
@@ -22,137 +22,16 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "record/addr_space.h"
-#include "record/perf_ring.h"
-#include "record/unwind.h"
+#include "unwind/addr_space.h"
+#include "unwind/regs_x86_64.h"
+#include "unwind/unwind.h"
 
-struct sample {
-	size_t space;		/* index into spaces */
-	uint32_t tid;
-	uint64_t regs[PERF_REGS_COUNT];
-	uint64_t size;
-	uint8_t *stack;
-};
-
-/* An address space as it was when some samples were taken: a version of a pid's. */
-struct space {
-	uint32_t pid;
-	struct addr_space as;
-};
-
-static struct sample *samples;
-static size_t nsamples, samples_cap;
-static struct space *spaces;
-static size_t nspaces, spaces_cap;
+static struct unwind_capture cap;
 
 static void die(const char *what)
 {
 	fprintf(stderr, "unwind-replay: %s\n", what);
 	exit(1);
-}
-
-static void get(FILE *f, void *p, size_t n)
-{
-	if (fread(p, 1, n, f) != n)
-		die("the capture ends inside a record");
-}
-
-static void *grow(void *p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return p;
-	*cap = *cap ? *cap * 2 : 64;
-	p = realloc(p, *cap * size);
-	if (!p)
-		die("out of memory");
-	return p;
-}
-
-/* The latest version of PID's space, or nspaces. */
-static size_t space_of(uint32_t pid)
-{
-	size_t i;
-
-	for (i = nspaces; i-- > 0;)
-		if (spaces[i].pid == pid)
-			return i;
-	return nspaces;
-}
-
-static void load(const char *path, struct unwinder *uw)
-{
-	FILE *f = fopen(path, "re");
-	char magic[8];
-	int c;
-
-	if (!f)
-		die("cannot open the capture");
-	get(f, magic, sizeof(magic));
-	if (memcmp(magic, "PROFUNW1", 8))
-		die("not a capture (PROF_UNWIND_CAPTURE) file");
-	while ((c = fgetc(f)) != EOF) {
-		uint32_t head[2];
-
-		get(f, head, sizeof(head));
-		if (c == 'M') {
-			struct space *s;
-			uint32_t i;
-
-			spaces = grow(spaces, &spaces_cap, nspaces, sizeof(*spaces));
-			s = &spaces[nspaces++];
-			s->pid = head[0];
-			as_init(&s->as, (pid_t)head[0], uw);
-			for (i = 0; i < head[1]; i++) {
-				uint64_t v[3], ino;
-				uint32_t dev[2];
-				uint16_t len;
-				char name[65536];
-				struct as_module m;
-				uint32_t retired[16];
-				size_t nr = 16;
-
-				get(f, v, sizeof(v));
-				get(f, dev, sizeof(dev));
-				get(f, &ino, sizeof(ino));
-				get(f, &len, sizeof(len));
-				get(f, name, len);
-				name[len] = '\0';
-				/* the process is gone: its files are read by their paths */
-				if (as_describe(&s->as, v[0], v[1], v[2], dev[0], dev[1], ino, name, &m) < 0 ||
-				    as_add(&s->as, &m, retired, &nr) < 0)
-					die("out of memory");
-			}
-			get(f, &head[1], sizeof(head[1]));
-			for (i = 0; i < head[1]; i++) {
-				uint64_t r[2];
-
-				get(f, r, sizeof(r));
-				if (as_add_anon(&s->as, r[0], r[1]) < 0)
-					die("out of memory");
-			}
-		} else if (c == 'S') {
-			struct sample *s;
-
-			samples = grow(samples, &samples_cap, nsamples, sizeof(*samples));
-			s = &samples[nsamples];
-			s->space = space_of(head[0]);
-			if (s->space == nspaces)
-				die("a sample before its modules");
-			s->tid = head[1];
-			get(f, s->regs, sizeof(s->regs));
-			get(f, &s->size, sizeof(s->size));
-			if (s->size > (1u << 20))
-				die("a stack copy above 1 MiB");
-			s->stack = malloc(s->size ? s->size : 1);
-			if (!s->stack)
-				die("out of memory");
-			get(f, s->stack, s->size);
-			nsamples++;
-		} else {
-			die("an unknown record");
-		}
-	}
-	fclose(f);
 }
 
 static double cpu_now(void)
@@ -163,14 +42,14 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void print(const struct sample *s, const struct unwind_result *r)
+static void print(const struct unwind_capture_sample *s, const struct unwind_result *r)
 {
 	size_t i;
 
-	printf("%u %u %s:", spaces[s->space].pid, s->tid,
+	printf("%u %u %s:", cap.spaces[s->space]->pid, s->tid,
 	       r->cause ? prof_unwind_error_name((unsigned)r->cause) : "complete");
 	for (i = 0; i < r->n; i++) {
-		struct as_module *m = as_find(&spaces[s->space].as, r->pc[i]);
+		struct as_module *m = as_find(&cap.spaces[s->space]->as, r->pc[i]);
 		const char *base = m ? strrchr(m->path, '/') : NULL;
 
 		if (m)
@@ -215,8 +94,9 @@ int main(int argc, char **argv)
 	setenv("PROF_UNWIND", "compiled", 1);
 	if (unwinder_init(&uw) < 0)
 		die("cannot set up the unwinder");
-	load(argv[optind], &uw);
-	printf("# %zu samples in %zu address spaces\n", nsamples, nspaces);
+	if (unwind_capture_read(argv[optind], &uw.spaces, &cap) < 0)
+		die(prof_errmsg());
+	printf("# %zu samples in %zu address spaces\n", cap.nsamples, cap.nspaces);
 	printf("%-9s %5s %10s %12s %14s %12s %9s\n", "engine", "pass", "us/unwind", "unwinds/s",
 	       "frames/s", "frames", "complete");
 	for (e = 0; e < 2; e++) {
@@ -230,11 +110,12 @@ int main(int argc, char **argv)
 			double t0 = cpu_now(), dt;
 			size_t i;
 
-			for (i = 0; i < nsamples; i++) {
-				struct sample *s = &samples[i];
+			for (i = 0; i < cap.nsamples; i++) {
+				struct unwind_capture_sample *s = &cap.samples[i];
 
-				unwind_sample(&spaces[s->space].as, (pid_t)s->tid, s->regs, s->stack,
-					      s->size, res);
+				if (unwind_sample(&uw, &cap.spaces[s->space]->as, (pid_t)s->tid,
+						  s->regs, s->stack, s->stack_size, res) < 0)
+					die("out of memory");
 				frames += res->n;
 				complete += !res->cause;
 				if (print_frames)
@@ -242,38 +123,42 @@ int main(int argc, char **argv)
 			}
 			dt = cpu_now() - t0;
 			printf("%-9s %5u %10.2f %12.0f %14.0f %12lu %8.2f%%\n", e ? "libdwfl" : "compiled",
-			       pass, dt * 1e6 / (double)nsamples, (double)nsamples / dt,
+			       pass, dt * 1e6 / (double)cap.nsamples,
+			       (double)cap.nsamples / dt,
 			       (double)frames / dt, (unsigned long)frames,
-			       100.0 * (double)complete / (double)nsamples);
+			       100.0 * (double)complete / (double)cap.nsamples);
 			if (!e && pass == 1)
 				printf("# tables: %lu files, %lu FDEs and %lu rows compiled, %lu KiB\n",
-				       (unsigned long)uw.tables.files,
-				       (unsigned long)uw.tables.fdes_compiled,
-				       (unsigned long)uw.tables.rows_compiled,
-				       (unsigned long)(uw.tables.peak_bytes >> 10));
+				       (unsigned long)uw.spaces.tables.files,
+				       (unsigned long)uw.spaces.tables.fdes_compiled,
+				       (unsigned long)uw.spaces.tables.rows_compiled,
+				       (unsigned long)(uw.spaces.tables.peak_bytes >> 10));
 		}
 		print_frames = false;
 	}
 	if (!strcmp(engine, "both")) {
 		size_t i, same = 0, same_frames = 0;
 
-		for (i = 0; i < nsamples; i++) {
-			struct sample *s = &samples[i];
+		for (i = 0; i < cap.nsamples; i++) {
+			struct unwind_capture_sample *s = &cap.samples[i];
+			struct addr_space *as = &cap.spaces[s->space]->as;
 			bool frames;
 
 			uw.engine = UNWIND_COMPILED;
-			unwind_sample(&spaces[s->space].as, (pid_t)s->tid, s->regs, s->stack, s->size,
-				      res);
+			if (unwind_sample(&uw, as, (pid_t)s->tid, s->regs, s->stack, s->stack_size,
+					  res) < 0)
+				die("out of memory");
 			uw.engine = UNWIND_DWFL;
-			unwind_sample(&spaces[s->space].as, (pid_t)s->tid, s->regs, s->stack, s->size,
-				      other);
+			if (unwind_sample(&uw, as, (pid_t)s->tid, s->regs, s->stack, s->stack_size,
+					  other) < 0)
+				die("out of memory");
 			frames = res->n == other->n && !memcmp(res->pc, other->pc, res->n * 8);
 			same += frames && !res->cause == !other->cause;
 			same_frames += frames;
 		}
 		printf("# the same frames in %zu of %zu samples (%.3f%%), and the same completeness "
-		       "too in %zu\n", same_frames, nsamples,
-		       100.0 * (double)same_frames / (double)nsamples, same);
+		       "too in %zu\n", same_frames, cap.nsamples,
+		       100.0 * (double)same_frames / (double)cap.nsamples, same);
 	}
 	return 0;
 }

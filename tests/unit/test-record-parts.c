@@ -12,12 +12,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "record/capture.h"
 #include "harness.h"
 #include "record/perf_ring.h"
-#include "record/proc_maps.h"
+#include "record/proc.h"
 #include "record/sorter.h"
 
 #define PAGE 4096
@@ -189,6 +190,50 @@ TEST(maps_of_this_process_hold_its_code)
 	CHECK_STR(comm, "unit-tests");
 	CHECK_INT(ppid, ==, getppid());
 	CHECK_INT(maps_read(999999999, &maps), ==, -ESRCH);
+}
+
+TEST(proc_tells_a_live_process_from_a_zombie_and_one_reaped)
+{
+	char name[16], path[] = "/tmp/prof-proc-XXXXXX", want[64];
+	pid_t *tids, child = fork();
+	uint64_t v = 0;
+	int n, i, fd, status, mine = 0;
+
+	if (child == 0)
+		_exit(0);
+	CHECK(child > 0);
+	CHECK(!proc_gone(getpid()));
+	/* exited, not yet reaped: a zombie is gone all the same */
+	for (i = 0; i < 1000 && !proc_gone(child); i++)
+		usleep(1000);
+	CHECK(proc_gone(child));
+	CHECK_INT(waitpid(child, &status, 0), ==, child);
+	CHECK(proc_gone(child));
+	n = proc_tasks(getpid(), &tids);
+	CHECK(n >= 1);
+	for (i = 0; i < n; i++)
+		mine += tids[i] == getpid();
+	free(tids);
+	CHECK_INT(mine, ==, 1);
+	CHECK_INT(proc_tasks(child, &tids), ==, -ESRCH);
+	proc_thread_name(getpid(), getpid(), name, "fallback");
+	CHECK_STR(name, "unit-tests");
+	proc_thread_name(child, child, name, "fallback");
+	CHECK_STR(name, "fallback");
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	CHECK_INT(write(fd, "4096\n", 5), ==, 5);
+	close(fd);
+	CHECK_INT(proc_read_u64(path, &v), ==, 0);
+	CHECK_INT(v, ==, 4096);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK_INT(write(fd, "x\n", 2), ==, 2);
+	close(fd);
+	CHECK_INT(proc_read_u64(path, &v), ==, -EIO);
+	snprintf(want, sizeof(want), "cannot parse '%s'", path);
+	CHECK_STR(prof_errmsg(), want);
+	unlink(path);
+	CHECK_INT(proc_read_u64(path, &v), ==, -ENOENT);
 }
 
 /* The file at PATH, as the recorder's capture hands it over. */

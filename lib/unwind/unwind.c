@@ -17,6 +17,7 @@
 
 #include "addr_space.h"
 #include "internal.h"
+#include "regs_x86_64.h"
 #include "unwind.h"
 
 int unwinder_init(struct unwinder *uw)
@@ -25,7 +26,7 @@ int unwinder_init(struct unwinder *uw)
 	char *end;
 
 	memset(uw, 0, sizeof(*uw));
-	utables_init(&uw->tables);
+	as_shared_init(&uw->spaces);
 	if (engine && !strcmp(engine, "dwfl"))
 		uw->engine = UNWIND_DWFL;
 	else if (engine && !strcmp(engine, "check"))
@@ -38,7 +39,7 @@ int unwinder_init(struct unwinder *uw)
 		unsigned long long v = strtoull(path, &end, 10);
 
 		if (!*end && v)
-			uw->tables.max_bytes = v;
+			uw->spaces.tables.max_bytes = v;
 	}
 	path = getenv("PROF_UNWIND_CHECK_LOG");
 	if (uw->engine == UNWIND_CHECK && path && *path) {
@@ -62,21 +63,33 @@ void unwinder_release(struct unwinder *uw)
 	if (uw->capture)
 		fclose(uw->capture);
 	free(uw->cache);
-	free(uw->facts);
-	utables_release(&uw->tables);
+	as_shared_release(&uw->spaces);
 	memset(uw, 0, sizeof(*uw));
+}
+
+/*
+ * The rule at PC, in *RULE, when a compiled table covers it; for the
+ * check alone, which needs no table it cannot have.
+ */
+static bool rule_at(struct addr_space *as, uint64_t pc, struct urule *rule)
+{
+	struct as_module *m = as_find(as, pc);
+	struct utable *t = NULL;
+
+	if (!m || as_table(as, m, &t) < 0 || !t)
+		return false;
+	*rule = utable_rule(&as->shared->tables, t, pc - m->bias);
+	return true;
 }
 
 /* The oracle's frames end at the program's entry too, as the compiled walk's do. */
 static void cut_at_entry(struct addr_space *as, struct unwind_result *res)
 {
+	struct urule rule;
 	size_t i;
 
 	for (i = 0; i < res->n; i++) {
-		struct as_module *m = as_find(as, res->pc[i]);
-		struct utable *t = m ? as_table(as, m) : NULL;
-
-		if (t && utable_rule(&as->uw->tables, t, res->pc[i] - m->bias).flags & URULE_ENTRY) {
+		if (rule_at(as, res->pc[i], &rule) && (rule.flags & URULE_ENTRY)) {
 			res->n = i + 1;
 			res->cause = 0;
 			return;
@@ -136,18 +149,14 @@ static bool follows_call(const struct as_module *m, uint64_t ra)
 static bool lost_leaf_caller(struct addr_space *as, const struct unwind_result *res,
 			     const struct unwind_result *o)
 {
-	struct as_module *m, *caller;
-	struct utable *t;
+	struct as_module *caller;
 	struct urule r;
 
 	if (res->n != o->n + 1 || res->n < 2 || res->pc[0] != o->pc[0] ||
 	    memcmp(&res->pc[2], &o->pc[1], (o->n - 1) * sizeof(*o->pc)))
 		return false;
-	m = as_find(as, res->pc[0]);
-	t = m ? as_table(as, m) : NULL;
-	if (!t)
+	if (!rule_at(as, res->pc[0], &r))
 		return false;
-	r = utable_rule(&as->uw->tables, t, res->pc[0] - m->bias);
 	caller = as_find(as, res->pc[1]);
 	return r.cfa == UCFA_RSP && r.cfa_off == 8 && caller && follows_call(caller, res->pc[1] + 1);
 }
@@ -160,23 +169,17 @@ static bool lost_leaf_caller(struct addr_space *as, const struct unwind_result *
  */
 static bool popped_bp(struct addr_space *as, const struct unwind_result *res)
 {
-	struct as_module *m = res->n ? as_find(as, res->pc[0]) : NULL;
-	struct utable *t = m ? as_table(as, m) : NULL;
 	struct urule r;
 
-	if (!t)
-		return false;
-	r = utable_rule(&as->uw->tables, t, res->pc[0] - m->bias);
-	return urule_bp_popped(&r);
+	return res->n && rule_at(as, res->pc[0], &r) && urule_bp_popped(&r);
 }
 
-static void check(struct addr_space *as, const struct unwind_result *res)
+static int check(struct unwinder *uw, struct addr_space *as, const struct unwind_result *res)
 {
-	struct unwinder *uw = as->uw;
 	struct unwind_result *o = malloc(sizeof(*o));
 
 	if (!o)
-		return;
+		return -ENOMEM;
 	memset(o, 0, sizeof(*o));
 	unwind_dwfl(as, o);
 	cut_at_entry(as, o);
@@ -213,44 +216,47 @@ static void check(struct addr_space *as, const struct unwind_result *res)
 		}
 	}
 	free(o);
+	return 0;
 }
 
-void unwind_sample(struct addr_space *as, pid_t tid, const uint64_t *regs, const uint8_t *stack,
-		   uint64_t stack_size, struct unwind_result *res)
+int unwind_sample(struct unwinder *uw, struct addr_space *as, pid_t tid, const uint64_t *regs,
+		  const uint8_t *stack, uint64_t stack_size, struct unwind_result *res)
 {
-	struct unwinder *uw = as->uw;
+	int r;
 
 	res->n = 0;
 	res->cause = 0;
 	memset(res->fallback, 0, sizeof(res->fallback));
 	if (!regs) {
 		res->cause = PROF_UNWIND_NO_REGS;
-		return;
+		return 0;
 	}
 	if (!stack || !stack_size) {
-		res->pc[res->n++] = regs[8];
+		res->pc[res->n++] = regs[SAMPLE_REG_IP];
 		res->cause = PROF_UNWIND_NO_STACK;
-		return;
+		return 0;
 	}
 	as->tid = tid;
 	as->regs = regs;
 	as->stack = stack;
 	as->stack_size = stack_size;
-	as->sp = regs[7];
-	if (uw && uw->capture)
+	as->sp = regs[SAMPLE_REG_SP];
+	if (uw->capture)
 		unwind_capture_sample(uw, as, tid, regs, stack, stack_size);
-	if (!uw || uw->engine == UNWIND_DWFL) {
+	if (uw->engine == UNWIND_DWFL) {
 		unwind_dwfl(as, res);
-		return;
+		return 0;
 	}
 	if (!uw->cache) {
 		uw->cache = calloc(RULE_CACHE_SIZE, sizeof(*uw->cache));
 		if (!uw->cache) {
-			unwind_dwfl(as, res);
-			return;
+			res->pc[res->n++] = regs[SAMPLE_REG_IP];
+			res->cause = PROF_UNWIND_OTHER;
+			return -ENOMEM;
 		}
 	}
-	unwind_walk(as, res);
-	if (uw->engine == UNWIND_CHECK)
-		check(as, res);
+	r = unwind_walk(uw, as, res);
+	if (r == 0 && uw->engine == UNWIND_CHECK)
+		r = check(uw, as, res);
+	return r;
 }

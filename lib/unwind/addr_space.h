@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct utable;
-struct unwinder;
+#include "prof.h"
+#include "unwind_table.h"
 
 struct as_module {
 	uint64_t start, end, pgoff;
@@ -26,7 +26,7 @@ struct as_module {
 	uint32_t spool_id;	/* the recorder's module id */
 	uint32_t frame_module_id;	/* the module its frames name (pt_frame_module_id()) */
 	uint8_t build_id_len;
-	uint8_t build_id[64];
+	uint8_t build_id[PROF_BUILD_ID_MAX];
 	bool elf_ok;		/* open_path is an ELF file we could read */
 	bool vdso;
 	bool replaced;		/* deleted or replaced: read through map_files */
@@ -41,11 +41,28 @@ struct as_range {
 	uint64_t start, end;
 };
 
+struct elf_facts;
+
+/*
+ * What the address spaces of a recording share: the compiled unwind
+ * tables of the files they map, what those files' ELF headers say, and
+ * the generations handed out.
+ */
+struct as_shared {
+	struct utables tables;
+	struct elf_facts *facts;	/* ELF_FACTS_MAX of them, or NULL (not yet used) */
+	size_t nfacts, next_fact;	/* filled; the one replaced next when full */
+	uint32_t gens;
+};
+
+void as_shared_init(struct as_shared *s);
+void as_shared_release(struct as_shared *s);
+
 struct Dwfl;
 
 struct addr_space {
 	pid_t pid;
-	struct unwinder *uw;	/* what this space's unwinding shares with the others */
+	struct as_shared *shared;	/* what it shares with the others; NULL: nothing */
 	uint32_t gen;		/* changes with every change of the modules */
 	uint32_t anon_gen;	/* changes with every change of the anonymous ranges */
 	uint32_t captured_gen, captured_anon_gen;	/* as last written to a capture */
@@ -57,7 +74,7 @@ struct addr_space {
 	bool dwfl_stale;	/* rebuild before the next use */
 	/* the sample being unwound, for the libdwfl callbacks */
 	pid_t tid;
-	const uint64_t *regs;	/* PERF_REGS_COUNT, in perf's order */
+	const uint64_t *regs;	/* SAMPLE_REGS_COUNT, by enum sample_reg */
 	const uint8_t *stack;
 	uint64_t stack_size, sp;
 	bool read_past_copy;	/* a read above sp beyond the copy */
@@ -69,14 +86,14 @@ struct addr_space {
 	bool step_bp_ok;
 };
 
-/* UW may be NULL (no compiled unwinder: libdwfl only). */
-void as_init(struct addr_space *as, pid_t pid, struct unwinder *uw);
+/* SHARED may be NULL: no ELF facts kept, no compiled tables (libdwfl only). */
+void as_init(struct addr_space *as, pid_t pid, struct as_shared *shared);
 void as_release(struct addr_space *as);
 
 /*
  * Describe a new executable mapping of AS's process (reads its ELF file
- * for the load bias and build-id, once per file for all address spaces of
- * AS's unwinder).  Fills M; the caller then adds it.  0, or -errno when
+ * for the load bias and build-id, once per file for all address spaces
+ * that share AS's facts).  Fills M; the caller then adds it.  0, or -errno when
  * even the description fails (out of memory); an unreadable file is not
  * an error: the module is kept with elf_ok false.
  */
@@ -99,8 +116,22 @@ struct as_module *as_find(struct addr_space *as, uint64_t addr);
 /* Whether ADDR is code: in a module or an anonymous executable range. */
 bool as_is_code(struct addr_space *as, uint64_t addr);
 
-/* The compiled unwind table of M (opened on first use), or NULL. */
-struct utable *as_table(struct addr_space *as, struct as_module *m);
+/* Look up the table of M's file, once: 0, or -ENOMEM (not remembered). */
+int as_find_table(struct addr_space *as, struct as_module *m);
+
+/*
+ * The compiled unwind table of M, opened on first use: 0 and *RET, NULL
+ * when M has none (M->no_cfi then says whether its file has no CFI at
+ * all); or -ENOMEM, which is not remembered: the next call tries again.
+ * Inline: it is on every frame's path, and after the first use a load.
+ */
+static inline int as_table(struct addr_space *as, struct as_module *m, struct utable **ret)
+{
+	int r = m->table_tried ? 0 : as_find_table(as, m);
+
+	*ret = m->table;
+	return r;
+}
 
 /* Copy SRC's modules into the empty DST (a fork).  0 or -ENOMEM. */
 int as_clone(struct addr_space *dst, const struct addr_space *src);

@@ -15,8 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct as_module;
-
 /* Where the caller's stack pointer (the CFA) is. */
 enum urule_cfa {
 	UCFA_NONE = 0,		/* no CFI covers the pc */
@@ -81,16 +79,31 @@ void utables_init(struct utables *ts);
 void utables_release(struct utables *ts);
 
 /*
- * The table of M's file, one more reference to it: the table another
- * process's mapping of the same file opened (same build-id, else same
- * device, inode, size and mtime), or a new one.  A table no mapping uses is
- * kept for ten seconds (make -j runs one cc1 after another), then freed;
- * at once when the tables pass max_bytes.  NULL when the file has no
- * CFI that a table can index (no ELF file read, no .eh_frame_hdr and no
- * .debug_frame), or on ENOMEM; *NO_CFI says whether the file has no CFI
- * at all (frame pointers are then the only way through it).
+ * A file, as a table knows it: where to read it, its name for messages,
+ * and what tells it apart from another (its build-id, else its device,
+ * inode, size and mtime).
  */
-struct utable *utables_get(struct utables *ts, const struct as_module *m, bool *no_cfi);
+struct utable_file {
+	const char *path;
+	const char *name;
+	const uint8_t *build_id;
+	uint8_t build_id_len;
+	uint32_t dev_major, dev_minor;
+	uint64_t inode, size;
+	int64_t mtime_ns;
+};
+
+/*
+ * The table of file F, one more reference to it in *RET: the table another
+ * process's mapping of the same file opened, or a new one.  A table no
+ * mapping uses is kept for ten seconds (make -j runs one cc1 after
+ * another), then freed; at once when the tables pass max_bytes.  0;
+ * -ENOENT when the file has no CFI at all (frame pointers are then the only
+ * way through it); -ENOMEM; or another -errno for CFI that a table cannot
+ * index (no .eh_frame_hdr, a compressed section it cannot read): libdwfl
+ * reads that.
+ */
+int utables_get(struct utables *ts, const struct utable_file *f, struct utable **ret);
 
 /* A number no other table of TS had or will have. */
 uint32_t utable_id(const struct utable *t);

@@ -21,12 +21,11 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-#include "addr_space.h"
+#include "regs_x86_64.h"
 #include "unwind_table.h"
 
 #define DEFAULT_MAX_BYTES (64u << 20)
@@ -54,7 +53,7 @@ struct utable {
 	uint32_t id;
 	uint64_t unused_since_ns;	/* when refs fell to 0 */
 	/* the file's identity */
-	uint8_t build_id[64];
+	uint8_t build_id[PROF_BUILD_ID_MAX];
 	uint8_t build_id_len;
 	uint32_t dev_major, dev_minor;
 	uint64_t inode, size;
@@ -175,6 +174,7 @@ static int index_eh_frame_hdr(struct utable *t, const GElf_Phdr *ph)
 	size_t size, i, n;
 	const uint8_t *file = (const uint8_t *)elf_rawfile(t->elf, &size), *p, *end;
 	uint64_t skip, count;
+	uint8_t ptr_enc, count_enc;
 
 	if (!file || ph->p_offset > size || ph->p_filesz > size - ph->p_offset ||
 	    ph->p_filesz < 4)
@@ -184,16 +184,13 @@ static int index_eh_frame_hdr(struct utable *t, const GElf_Phdr *ph)
 	/* version 1; eh_frame_ptr, fde_count and table encodings */
 	if (p[0] != 1 || p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
 		return -ENOTSUP;
-	{
-		uint8_t ptr_enc = p[1], count_enc = p[2];
-
-		p += 4;
-		if ((ptr_enc & 0x70) == DW_EH_PE_pcrel)
-			ptr_enc &= 0x0f;	/* its value is not needed, only its size */
-		if (!read_encoded(&p, end, ptr_enc, 0, &skip) ||
-		    !read_encoded(&p, end, count_enc, 0, &count))
-			return -EINVAL;
-	}
+	ptr_enc = p[1];
+	count_enc = p[2];
+	p += 4;
+	if ((ptr_enc & 0x70) == DW_EH_PE_pcrel)
+		ptr_enc &= 0x0f;	/* its value is not needed, only its size */
+	if (!read_encoded(&p, end, ptr_enc, 0, &skip) || !read_encoded(&p, end, count_enc, 0, &count))
+		return -EINVAL;
 	if (count > (uint64_t)(end - p) / 8)
 		return -EINVAL;
 	t->fde_lo = malloc((count ? count : 1) * sizeof(*t->fde_lo));
@@ -271,11 +268,11 @@ static size_t fde_at(const struct utable *t, uint64_t svma)
 }
 
 /*
- * Open M's file and index its CFI: .eh_frame through .eh_frame_hdr, else
- * .debug_frame.  0, -ENOENT (no CFI at all), or another -errno (CFI that
- * cannot be indexed here: libdwfl reads it).
+ * Open file PATH and index its CFI: .eh_frame through .eh_frame_hdr, else
+ * .debug_frame.  0, -ENOENT (no CFI at all), -ENOMEM, or another -errno
+ * (CFI that cannot be indexed here: libdwfl reads it).
  */
-static int table_open(struct utables *ts, struct utable *t, const struct as_module *m)
+static int table_open(struct utables *ts, struct utable *t, const char *path)
 {
 	size_t phnum, i, shstrndx;
 	bool interp = false, have_hdr = false;
@@ -284,7 +281,7 @@ static int table_open(struct utables *ts, struct utable *t, const struct as_modu
 	Elf_Scn *scn = NULL;
 	int r;
 
-	t->fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
+	t->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->fd < 0)
 		return -errno;
 	t->elf = elf_begin(t->fd, ELF_C_READ_MMAP, NULL);
@@ -338,7 +335,7 @@ static int table_open(struct utables *ts, struct utable *t, const struct as_modu
 		if (!t->cfi)
 			return -ENOTSUP;
 		r = index_debug_frame(t, elf_getdata(scn, NULL));
-		return r == 0 ? finish_index(ts, t) : r == -ENOENT ? -ENOENT : r;
+		return r == 0 ? finish_index(ts, t) : r;
 	}
 	return -ENOENT;
 }
@@ -363,65 +360,63 @@ static void sweep(struct utables *ts, bool all)
 	}
 }
 
-static bool same_file(const struct utable *t, const struct as_module *m, const struct stat *st)
+static bool same_file(const struct utable *t, const struct utable_file *f)
 {
-	if (t->build_id_len || m->build_id_len)
-		return t->build_id_len == m->build_id_len &&
-		       !memcmp(t->build_id, m->build_id, m->build_id_len);
-	return t->dev_major == m->dev_major && t->dev_minor == m->dev_minor &&
-	       t->inode == m->inode && t->size == (uint64_t)st->st_size &&
-	       t->mtime_ns == stat_mtime_ns(st);
+	if (t->build_id_len || f->build_id_len)
+		return t->build_id_len == f->build_id_len &&
+		       !memcmp(t->build_id, f->build_id, f->build_id_len);
+	return t->dev_major == f->dev_major && t->dev_minor == f->dev_minor &&
+	       t->inode == f->inode && t->size == f->size && t->mtime_ns == f->mtime_ns;
 }
 
-struct utable *utables_get(struct utables *ts, const struct as_module *m, bool *no_cfi)
+int utables_get(struct utables *ts, const struct utable_file *f, struct utable **ret)
 {
 	struct utable *t;
-	struct stat st = { 0 };
 	size_t i;
 	void *v;
 	int r;
 
-	*no_cfi = false;
-	if (!m->open_path || !m->elf_ok)
-		return NULL;
+	if (f->build_id_len > sizeof(t->build_id))
+		return -EINVAL;
 	sweep(ts, false);
-	if (!m->build_id_len && stat(m->open_path, &st) < 0)
-		return NULL;
 	for (i = 0; i < ts->n; i++)
-		if (same_file(ts->v[i], m, &st)) {
+		if (same_file(ts->v[i], f)) {
 			ts->v[i]->refs++;
-			return ts->v[i];
+			*ret = ts->v[i];
+			return 0;
 		}
 	v = ts->v;
 	if (grow_array(&v, &ts->cap, ts->n + 1, sizeof(*ts->v)) < 0)
-		return NULL;
+		return -ENOMEM;
 	ts->v = v;
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return NULL;
+		return -ENOMEM;
 	t->fd = -1;
 	t->refs = 1;
-	memcpy(t->build_id, m->build_id, m->build_id_len);
-	t->build_id_len = m->build_id_len;
-	t->dev_major = m->dev_major;
-	t->dev_minor = m->dev_minor;
-	t->inode = m->inode;
-	t->size = (uint64_t)st.st_size;
-	t->mtime_ns = stat_mtime_ns(&st);
-	r = table_open(ts, t, m);
+	memcpy(t->build_id, f->build_id, f->build_id_len);
+	t->build_id_len = f->build_id_len;
+	t->dev_major = f->dev_major;
+	t->dev_minor = f->dev_minor;
+	t->inode = f->inode;
+	t->size = f->size;
+	t->mtime_ns = f->mtime_ns;
+	r = table_open(ts, t, f->path);
 	if (r < 0) {
-		*no_cfi = r == -ENOENT;
-		pr_debug("unwind table for '%s': %s", m->path,
-			 r == -ENOENT ? "no CFI" : "CFI left to libdwfl");
+		pr_debug("unwind table for '%s': %s", f->name,
+			 r == -ENOENT	? "no CFI"
+			 : r == -ENOMEM ? "out of memory"
+					: "CFI left to libdwfl");
 		table_free(ts, t);
-		return NULL;
+		return r;
 	}
 	t->entry_fde = t->entry ? fde_at(t, t->entry) : t->nfde;
 	ts->v[ts->n++] = t;
 	t->id = (uint32_t)++ts->files;
 	if (ts->bytes > ts->peak_bytes)
 		ts->peak_bytes = ts->bytes;
-	return t;
+	*ret = t;
+	return 0;
 }
 
 uint32_t utable_id(const struct utable *t)
@@ -460,8 +455,9 @@ static bool cfa_plus(const Dwarf_Op *ops, size_t nops, int64_t *k)
  */
 static int plt_threshold(const Dwarf_Op *ops, size_t nops)
 {
-	if (nops != 9 || ops[0].atom != DW_OP_breg7 || ops[0].number != 8 ||
-	    ops[1].atom != DW_OP_breg16 || ops[1].number != 0 || ops[2].atom != DW_OP_lit15 ||
+	if (nops != 9 || ops[0].atom != DW_OP_breg0 + DWARF_REG_SP || ops[0].number != 8 ||
+	    ops[1].atom != DW_OP_breg0 + DWARF_REG_RA || ops[1].number != 0 ||
+	    ops[2].atom != DW_OP_lit15 ||
 	    ops[3].atom != DW_OP_and || ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15 ||
 	    ops[5].atom != DW_OP_ge || ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl ||
 	    ops[8].atom != DW_OP_plus)
@@ -482,7 +478,7 @@ static struct urule decode(Dwarf_Frame *f, bool signal)
 		return r;
 	}
 	/* the return address: at CFA - 8, or undefined in the outermost frame */
-	if (dwarf_frame_register(f, 16, mem, &ops, &nops) != 0)
+	if (dwarf_frame_register(f, DWARF_REG_RA, mem, &ops, &nops) != 0)
 		return r;
 	if (nops == 0 && ops) {
 		r.cfa = UCFA_END;
@@ -492,9 +488,10 @@ static struct urule decode(Dwarf_Frame *f, bool signal)
 		return r;
 	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
 		return r;
-	if (nops == 1 && ops[0].atom == DW_OP_bregx && (ops[0].number == 7 || ops[0].number == 6) &&
+	if (nops == 1 && ops[0].atom == DW_OP_bregx &&
+	    (ops[0].number == DWARF_REG_SP || ops[0].number == DWARF_REG_BP) &&
 	    (int64_t)ops[0].number2 >= INT32_MIN && (int64_t)ops[0].number2 <= INT32_MAX) {
-		r.cfa = ops[0].number == 7 ? UCFA_RSP : UCFA_RBP;
+		r.cfa = ops[0].number == DWARF_REG_SP ? UCFA_RSP : UCFA_RBP;
 		r.cfa_off = (int32_t)ops[0].number2;
 	} else if ((plt = plt_threshold(ops, nops))) {
 		r.cfa = UCFA_PLT;
@@ -503,7 +500,7 @@ static struct urule decode(Dwarf_Frame *f, bool signal)
 		return r;
 	}
 	/* rbp: the one register besides sp and ip that a walk through frames needs */
-	if (dwarf_frame_register(f, 6, mem, &ops, &nops) != 0) {
+	if (dwarf_frame_register(f, DWARF_REG_BP, mem, &ops, &nops) != 0) {
 		r.cfa = UCFA_FALLBACK;
 	} else if (nops == 0) {
 		r.bp = ops ? UBP_UNDEF : UBP_SAME;
@@ -516,6 +513,23 @@ static struct urule decode(Dwarf_Frame *f, bool signal)
 	return r;
 }
 
+/* Room for one more row in F, counted in the tables' bytes.  0 or -ENOMEM. */
+static int grow_rows(struct utables *ts, struct utable *t, struct ufde *f)
+{
+	void *v = f->rows;
+	size_t cap = f->cap, more;
+
+	if (grow_array(&v, &cap, f->nrows + 1, sizeof(*f->rows)) < 0)
+		return -ENOMEM;
+	f->rows = v;
+	more = (cap - f->cap) * sizeof(*f->rows);
+	ts->bytes += more;
+	ts->rows_bytes += more;
+	t->rows_bytes += more;
+	f->cap = (uint32_t)cap;
+	return 0;
+}
+
 /* Compile the row of FDE I that holds SVMA, as the K-th of its compiled rows. */
 static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t svma, size_t k)
 {
@@ -525,7 +539,6 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr start = svma, end = svma + 1;
 	bool signal = false;
-	void *v;
 
 	if (ts->rows_bytes > ts->max_bytes) {
 		size_t n;
@@ -556,18 +569,8 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 		return -ERANGE;
 	if (i == t->entry_fde && t->entry)
 		r.flags |= URULE_ENTRY;
-	v = f->rows;
-	{
-		size_t cap = f->cap;
-
-		if (grow_array(&v, &cap, f->nrows + 1, sizeof(*f->rows)) < 0)
-			return -ENOMEM;
-		ts->bytes += (cap - f->cap) * sizeof(*f->rows);
-		ts->rows_bytes += (cap - f->cap) * sizeof(*f->rows);
-		t->rows_bytes += (cap - f->cap) * sizeof(*f->rows);
-		f->cap = (uint32_t)cap;
-	}
-	f->rows = v;
+	if (grow_rows(ts, t, f) < 0)
+		return -ENOMEM;
 	memmove(&f->rows[k + 1], &f->rows[k], (f->nrows - k) * sizeof(*f->rows));
 	f->rows[k] = (struct urow){ .off = (uint32_t)(start - lo), .end = (uint32_t)(end - lo),
 				    .r = r };

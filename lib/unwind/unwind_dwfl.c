@@ -12,10 +12,11 @@
 
 #include "addr_space.h"
 #include "internal.h"
+#include "regs_x86_64.h"
 #include "unwind.h"
 
 /* Why did a libdwfl walk stop before the outermost frame?  From the most telling evidence. */
-static int stop_cause(struct addr_space *as, uint64_t last_pc)
+static enum prof_unwind_error stop_cause(struct addr_space *as, uint64_t last_pc)
 {
 	struct as_module *last = as_find(as, last_pc);
 
@@ -52,7 +53,7 @@ void unwind_dwfl(struct addr_space *as, struct unwind_result *res)
 	int r;
 
 	if (!as_dwfl(as)) {
-		res->pc[res->n++] = as->regs[8];
+		res->pc[res->n++] = as->regs[SAMPLE_REG_IP];
 		res->cause = PROF_UNWIND_OTHER;
 		return;
 	}
@@ -62,7 +63,7 @@ void unwind_dwfl(struct addr_space *as, struct unwind_result *res)
 	as->step = false;
 	r = dwfl_getthread_frames(as->dwfl, as->tid, frame_cb, res);
 	if (res->n == 0)
-		res->pc[res->n++] = as->regs[8];
+		res->pc[res->n++] = as->regs[SAMPLE_REG_IP];
 	if (res->cause)
 		return;
 	/*
@@ -90,45 +91,45 @@ static int step_cb(Dwfl_Frame *state, void *arg)
 
 	if (st->frames++ == 0)
 		return DWARF_CB_OK;	/* the frame we gave it */
-	if (!dwfl_frame_pc(state, &pc, &st->activation) || dwfl_frame_reg(state, 7, &v) != 0)
+	if (!dwfl_frame_pc(state, &pc, &st->activation) ||
+	    dwfl_frame_reg(state, DWARF_REG_SP, &v) != 0)
 		return DWARF_CB_ABORT;
 	st->ra = pc;
 	st->sp = v;
-	st->bp_ok = dwfl_frame_reg(state, 6, &v) == 0;
+	st->bp_ok = dwfl_frame_reg(state, DWARF_REG_BP, &v) == 0;
 	st->bp = st->bp_ok ? v : 0;
 	st->got = true;
 	return DWARF_CB_ABORT;
 }
 
-int unwind_dwfl_step(struct addr_space *as, bool first, uint64_t pc, uint64_t sp, uint64_t bp,
-		     bool bp_ok, uint64_t *ra, bool *activation, uint64_t *nsp, uint64_t *nbp,
-		     bool *nbp_ok)
+enum unwind_step unwind_dwfl_step(struct addr_space *as, bool first, uint64_t pc,
+				  struct unwind_frame *f, enum prof_unwind_error *cause)
 {
 	struct step st = { 0 };
 	int r;
 
-	if (!as_dwfl(as))
-		return -PROF_UNWIND_OTHER;
+	if (!as_dwfl(as)) {
+		*cause = PROF_UNWIND_OTHER;
+		return UNWIND_STEP_STOPPED;
+	}
 	/* the sample stays as the walker set it: its copy, its sp */
 	as->read_past_copy = false;
 	as->read_failed = false;
 	as->thread_given = false;
 	as->step = !first;
 	as->step_pc = pc;
-	as->step_sp = sp;
-	as->step_bp = bp;
-	as->step_bp_ok = bp_ok;
+	as->step_sp = f->sp;
+	as->step_bp = f->bp;
+	as->step_bp_ok = f->bp_ok;
 	r = dwfl_getthread_frames(as->dwfl, as->tid, step_cb, &st);
 	as->step = false;
 	if (st.got) {
-		*ra = st.ra;
-		*activation = st.activation;
-		*nsp = st.sp;
-		*nbp = st.bp;
-		*nbp_ok = st.bp_ok;
-		return 0;
+		*f = (struct unwind_frame){ .ip = st.ra, .sp = st.sp, .bp = st.bp,
+					    .bp_ok = st.bp_ok, .exact = st.activation };
+		return UNWIND_STEP_CALLER;
 	}
 	if (r == 0 && !as->read_failed)
-		return 1;	/* libdwfl found the outermost frame */
-	return -stop_cause(as, pc);
+		return UNWIND_STEP_END;	/* libdwfl found the outermost frame */
+	*cause = stop_cause(as, pc);
+	return UNWIND_STEP_STOPPED;
 }

@@ -32,8 +32,23 @@
 
 #include "addr_space.h"
 #include "internal.h"
-#include "unwind.h"
+#include "regs_x86_64.h"
 #include "symbols/vdso.h"
+
+/* What a file's ELF headers say, for the mappings of it. */
+struct elf_facts {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode, size;
+	int64_t mtime_ns;
+	uint32_t nload;
+	struct {
+		uint64_t offset, vaddr, filesz;
+	} load[8];		/* PT_LOAD segments, the first 8 */
+	uint8_t build_id_len;
+	uint8_t build_id[PROF_BUILD_ID_MAX];
+};
+
+#define ELF_FACTS_MAX 256
 
 static char *debuginfo_path;
 
@@ -48,17 +63,34 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* A new generation: the rule cache forgets what it knew of the old one. */
-static void new_gen(struct addr_space *as)
+void as_shared_init(struct as_shared *s)
 {
-	as->gen = as->uw ? ++as->uw->gens : 0;
+	memset(s, 0, sizeof(*s));
+	utables_init(&s->tables);
 }
 
-void as_init(struct addr_space *as, pid_t pid, struct unwinder *uw)
+void as_shared_release(struct as_shared *s)
+{
+	free(s->facts);
+	utables_release(&s->tables);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * A new generation, which no address space sharing AS's facts has had:
+ * what was kept of its modules by generation (a thread's last stack) is
+ * stale.
+ */
+static void new_gen(struct addr_space *as)
+{
+	as->gen = as->shared ? ++as->shared->gens : 0;
+}
+
+void as_init(struct addr_space *as, pid_t pid, struct as_shared *shared)
 {
 	memset(as, 0, sizeof(*as));
 	as->pid = pid;
-	as->uw = uw;
+	as->shared = shared;
 	new_gen(as);
 }
 
@@ -68,8 +100,8 @@ static void module_release(struct addr_space *as, struct as_module *m)
 		free(m->open_path);
 	free(m->path);
 	m->path = m->open_path = NULL;
-	if (as->uw)
-		utables_put(&as->uw->tables, m->table);
+	if (as->shared)
+		utables_put(&as->shared->tables, m->table);
 	m->table = NULL;
 }
 
@@ -83,7 +115,7 @@ void as_release(struct addr_space *as)
 	free(as->anon);
 	if (as->dwfl)
 		dwfl_end(as->dwfl);
-	as_init(as, as->pid, as->uw);
+	as_init(as, as->pid, as->shared);
 }
 
 static bool same_file(const char *path, uint32_t maj, uint32_t min, uint64_t inode)
@@ -139,15 +171,15 @@ out:
  */
 static void read_elf(struct addr_space *as, struct as_module *m)
 {
-	struct unwinder *uw = as->uw;
+	struct as_shared *sh = as->shared;
 	struct elf_facts one = { 0 }, *f = NULL;
 	struct stat st;
 	size_t i;
 
 	if (stat(m->open_path, &st) < 0)
 		return;
-	for (i = 0; uw && uw->facts && i < uw->nfacts && !f; i++) {
-		struct elf_facts *c = &uw->facts[i];
+	for (i = 0; sh && sh->facts && i < sh->nfacts && !f; i++) {
+		struct elf_facts *c = &sh->facts[i];
 
 		if (c->inode == st.st_ino && c->dev_major == major(st.st_dev) &&
 		    c->dev_minor == minor(st.st_dev) && c->size == (uint64_t)st.st_size &&
@@ -163,11 +195,12 @@ static void read_elf(struct addr_space *as, struct as_module *m)
 		one.size = (uint64_t)st.st_size;
 		one.mtime_ns = stat_mtime_ns(&st);
 		f = &one;
-		if (uw && !uw->facts)
-			uw->facts = calloc(ELF_FACTS_MAX, sizeof(*uw->facts));
-		if (uw && uw->facts) {
-			f = &uw->facts[uw->nfacts < ELF_FACTS_MAX ? uw->nfacts++ : uw->next_fact++];
-			uw->next_fact %= ELF_FACTS_MAX;
+		/* without room for the cache, each mapping reads its file's headers */
+		if (sh && !sh->facts)
+			sh->facts = calloc(ELF_FACTS_MAX, sizeof(*sh->facts));
+		if (sh && sh->facts) {
+			f = &sh->facts[sh->nfacts < ELF_FACTS_MAX ? sh->nfacts++ : sh->next_fact++];
+			sh->next_fact %= ELF_FACTS_MAX;
 			*f = one;
 		}
 	}
@@ -385,13 +418,33 @@ bool as_is_code(struct addr_space *as, uint64_t addr)
 	return false;
 }
 
-struct utable *as_table(struct addr_space *as, struct as_module *m)
+int as_find_table(struct addr_space *as, struct as_module *m)
 {
-	if (!m->table_tried && as->uw) {
-		m->table_tried = true;
-		m->table = utables_get(&as->uw->tables, m, &m->no_cfi);
+	struct utable_file f = {
+		.path = m->open_path, .name = m->path, .build_id = m->build_id,
+		.build_id_len = m->build_id_len, .dev_major = m->dev_major,
+		.dev_minor = m->dev_minor, .inode = m->inode,
+	};
+	struct stat st;
+	int r;
+
+	if (m->table_tried || !as->shared || !m->open_path || !m->elf_ok)
+		return 0;
+	/* without a build-id, the file's size and mtime tell it from another */
+	if (!m->build_id_len) {
+		if (stat(m->open_path, &st) < 0) {
+			m->table_tried = true;
+			return 0;
+		}
+		f.size = (uint64_t)st.st_size;
+		f.mtime_ns = stat_mtime_ns(&st);
 	}
-	return m->table;
+	r = utables_get(&as->shared->tables, &f, &m->table);
+	if (r == -ENOMEM)
+		return r;
+	m->table_tried = true;
+	m->no_cfi = r == -ENOENT;
+	return 0;
 }
 
 struct as_module *as_find(struct addr_space *as, uint64_t addr)
@@ -509,26 +562,35 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
-	/* perf order: ax bx cx dx si di bp sp ip r8..r15; DWARF: ax dx cx bx si di bp sp r8..r15 ip */
-	static const uint8_t from_perf[17] = { 0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15,
-					       16, 8 };
+	/* each DWARF register from its place in the sample */
+	static const uint8_t from_sample[DWARF_REGS_COUNT] = {
+		[DWARF_REG_AX] = SAMPLE_REG_AX, [DWARF_REG_DX] = SAMPLE_REG_DX,
+		[DWARF_REG_CX] = SAMPLE_REG_CX, [DWARF_REG_BX] = SAMPLE_REG_BX,
+		[DWARF_REG_SI] = SAMPLE_REG_SI, [DWARF_REG_DI] = SAMPLE_REG_DI,
+		[DWARF_REG_BP] = SAMPLE_REG_BP, [DWARF_REG_SP] = SAMPLE_REG_SP,
+		[DWARF_REG_R8] = SAMPLE_REG_R8, [DWARF_REG_R9] = SAMPLE_REG_R9,
+		[DWARF_REG_R10] = SAMPLE_REG_R10, [DWARF_REG_R11] = SAMPLE_REG_R11,
+		[DWARF_REG_R12] = SAMPLE_REG_R12, [DWARF_REG_R13] = SAMPLE_REG_R13,
+		[DWARF_REG_R14] = SAMPLE_REG_R14, [DWARF_REG_R15] = SAMPLE_REG_R15,
+		[DWARF_REG_RA] = SAMPLE_REG_IP,
+	};
 	struct addr_space *as = arg;
-	Dwarf_Word dwarf[17];
+	Dwarf_Word dwarf[DWARF_REGS_COUNT];
 	size_t i;
 
 	if (as->step) {
 		/* a frame inside the walk: only sp, bp and the pc are known there */
 		Dwarf_Word sp = as->step_sp, bp = as->step_bp;
 
-		if (!dwfl_thread_state_registers(thread, 7, 1, &sp) ||
-		    (as->step_bp_ok && !dwfl_thread_state_registers(thread, 6, 1, &bp)))
+		if (!dwfl_thread_state_registers(thread, DWARF_REG_SP, 1, &sp) ||
+		    (as->step_bp_ok && !dwfl_thread_state_registers(thread, DWARF_REG_BP, 1, &bp)))
 			return false;
 		dwfl_thread_state_register_pc(thread, as->step_pc);
 		return true;
 	}
-	for (i = 0; i < 17; i++)
-		dwarf[i] = as->regs[from_perf[i]];
-	return dwfl_thread_state_registers(thread, 0, 17, dwarf);
+	for (i = 0; i < DWARF_REGS_COUNT; i++)
+		dwarf[i] = as->regs[from_sample[i]];
+	return dwfl_thread_state_registers(thread, 0, DWARF_REGS_COUNT, dwarf);
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {

@@ -20,6 +20,7 @@
 
 #include "addr_space.h"
 #include "internal.h"
+#include "regs_x86_64.h"
 #include "unwind_table.h"
 
 #define UNWIND_MAX_FRAMES 512
@@ -40,28 +41,10 @@ struct rule_cache_entry {
 	struct urule rule;
 };
 
-/* What a file's ELF headers say, for the mappings of it (addr_space.c). */
-struct elf_facts {
-	uint32_t dev_major, dev_minor;
-	uint64_t inode, size;
-	int64_t mtime_ns;
-	uint32_t nload;
-	struct {
-		uint64_t offset, vaddr, filesz;
-	} load[8];		/* PT_LOAD segments, the first 8 */
-	uint8_t build_id_len;
-	uint8_t build_id[64];
-};
-
-#define ELF_FACTS_MAX 256
-
 /* What the address spaces of a recording share for unwinding. */
 struct unwinder {
 	enum unwind_engine engine;
-	struct utables tables;
-	struct elf_facts *facts;	/* ELF_FACTS_MAX, or NULL (not yet used) */
-	size_t nfacts, next_fact;	/* filled; the one replaced next when full */
-	uint32_t gens;		/* address-space generations handed out */
+	struct as_shared spaces;	/* the address spaces' files and tables */
 	struct rule_cache_entry *cache;	/* RULE_CACHE_SIZE, or NULL (not yet used) */
 	uint64_t cache_hits, cache_misses;
 	/* PROF_UNWIND=check */
@@ -78,7 +61,11 @@ struct unwinder {
 	uint64_t captured;
 };
 
-/* Set UW up from the environment (PROF_UNWIND...).  0, or -errno (a capture file). */
+/*
+ * Set UW up from the environment (PROF_UNWIND...).  0, or -errno (a capture
+ * file).  The address spaces it unwinds are made with &UW->spaces, and
+ * released before it is.
+ */
 int unwinder_init(struct unwinder *uw);
 void unwinder_release(struct unwinder *uw);
 
@@ -89,9 +76,13 @@ struct unwind_result {
 	uint32_t fallback[FALLBACK_COUNT];	/* frames by how they were unwound */
 };
 
-/* Unwind one sample.  Always fills RES (at least the sampled ip). */
-void unwind_sample(struct addr_space *as, pid_t tid, const uint64_t *regs, const uint8_t *stack,
-		   uint64_t stack_size, struct unwind_result *res);
+/*
+ * Unwind one sample of thread TID of AS with UW.  Always fills RES (at
+ * least the sampled ip, when there are registers).  0, or -ENOMEM (RES then
+ * holds what was unwound before memory ran out).
+ */
+int unwind_sample(struct unwinder *uw, struct addr_space *as, pid_t tid, const uint64_t *regs,
+		  const uint8_t *stack, uint64_t stack_size, struct unwind_result *res);
 
 /* ---- the engines ---- */
 
@@ -103,22 +94,66 @@ void unwind_sample(struct addr_space *as, pid_t tid, const uint64_t *regs, const
 /* libdwfl alone, every frame (unwind_dwfl.c). */
 void unwind_dwfl(struct addr_space *as, struct unwind_result *res);
 
-/*
- * One frame by libdwfl, for the compiled walker: from the frame at PC with
- * SP and BP (BP_OK: known; the first frame of a sample: FIRST, every
- * register of the sample known) to its caller: *RA (*ACTIVATION: an exact
- * pc, as after a signal frame, not a return address), *NSP, *NBP, *NBP_OK.
- * 0, 1 when PC's frame is the outermost, or -cause (enum prof_unwind_error).
- */
-int unwind_dwfl_step(struct addr_space *as, bool first, uint64_t pc, uint64_t sp, uint64_t bp,
-		     bool bp_ok, uint64_t *ra, bool *activation, uint64_t *nsp, uint64_t *nbp,
-		     bool *nbp_ok);
+/* A frame, as the compiled walk knows it: rip, rsp and rbp. */
+struct unwind_frame {
+	uint64_t ip, sp, bp;
+	bool bp_ok;		/* bp is known */
+	bool exact;		/* ip is where the frame is (the sampled frame, or after a
+				 * signal frame), not a return address */
+};
 
-/* The compiled engine (unwind_walk.c). */
-void unwind_walk(struct addr_space *as, struct unwind_result *res);
+/* What a step from a frame to its caller found. */
+enum unwind_step {
+	UNWIND_STEP_CALLER,	/* the caller: the frame now holds its registers */
+	UNWIND_STEP_END,	/* the outermost frame: the stack is complete */
+	UNWIND_STEP_STOPPED,	/* no caller: the cause says why */
+};
+
+/*
+ * One frame by libdwfl, for the compiled walker: from frame F at PC (the
+ * first of the sample: FIRST, every register of the sample known; else
+ * only F's sp and bp) to its caller, into F.  On UNWIND_STEP_STOPPED,
+ * *CAUSE says why.
+ */
+enum unwind_step unwind_dwfl_step(struct addr_space *as, bool first, uint64_t pc,
+				  struct unwind_frame *f, enum prof_unwind_error *cause);
+
+/* The compiled engine (unwind_walk.c): 0, or -ENOMEM. */
+int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res);
 
 /* Write the sample to the capture file (unwind_capture.c). */
 void unwind_capture_sample(struct unwinder *uw, struct addr_space *as, pid_t tid,
 			   const uint64_t *regs, const uint8_t *stack, uint64_t stack_size);
+
+/* A capture read back: the address spaces as they were, and the samples taken in them. */
+struct unwind_capture_space {
+	uint32_t pid;
+	struct addr_space as;
+};
+
+struct unwind_capture_sample {
+	size_t space;		/* in spaces: its pid's space as it was at the sample */
+	uint32_t tid;
+	uint64_t regs[SAMPLE_REGS_COUNT];
+	uint64_t stack_size;
+	uint8_t *stack;
+};
+
+struct unwind_capture {
+	struct unwind_capture_space **spaces;
+	size_t nspaces, spaces_cap;
+	struct unwind_capture_sample *samples;
+	size_t nsamples, samples_cap;
+};
+
+/*
+ * Read the capture at PATH into *RET, its address spaces made with SHARED
+ * (their files are read by their paths: they must be the files the
+ * samples ran in still).  0, or -errno with the message set: the file
+ * cannot be read, -EBADMSG for what is not a capture or ends inside a
+ * record, -ENOMEM.  Release *RET before SHARED.
+ */
+int unwind_capture_read(const char *path, struct as_shared *shared, struct unwind_capture *ret);
+void unwind_capture_release(struct unwind_capture *c);
 
 #endif /* PROF_UNWIND_H */

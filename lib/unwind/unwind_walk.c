@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind_walk.c - the compiled unwinder: a walk that knows only rip, rsp
+ * and rbp, and takes each frame's rule from a small cache in front of the
+ * per-file tables (unwind_table.c).
+ *
+ * Per frame: the module of the pc, its file's table, and the rule of the
+ * file-relative pc from a cache in front of the tables, keyed by table and
+ * address, so that the seventieth cc1 of a make -j finds its rules there
+ * as the first left them.  A pc no CFI covers, in anonymous code (a JIT's)
+ * or in a file without CFI (hand-written assembly), is walked by frame
+ * pointers, strictly: rbp must lie at or above rsp, every read inside the
+ * stack copy, the stack must grow, and the return address must land in
+ * code; the sampled frame, if that fails, as a leaf without a frame, its
+ * return address at rsp.  A row the rules cannot encode goes to libdwfl
+ * for that frame alone.  A walk is complete when it reaches a frame whose
+ * return address is undefined (glibc's _start and clone3 say so in their
+ * CFI), the program's entry function, or the end of a frame-pointer chain
+ * (rbp 0, as _start leaves it).
+ */
+#include <string.h>
+
+#include "addr_space.h"
+#include "internal.h"
+#include "regs_x86_64.h"
+#include "unwind.h"
+
+/* How a frame is walked. */
+enum walk_kind {
+	WALK_RULE,		/* a compiled rule */
+	WALK_FP_ANON,		/* no module: anonymous code, frame pointers */
+	WALK_FP_NO_CFI,		/* a module without CFI for the pc: frame pointers */
+	WALK_DWFL,		/* libdwfl, for this frame */
+	WALK_NO_MEMORY,		/* no memory for the module's table: the walk stops */
+};
+
+/* How frame PC is walked, and its rule (UCFA_NONE but for WALK_RULE and the ENTRY flag). */
+static enum walk_kind lookup(struct unwinder *uw, struct addr_space *as, uint64_t pc,
+			     struct as_module **last, struct urule *rule)
+{
+	struct rule_cache_entry *e;
+	struct as_module *m = *last;
+	struct utable *t;
+	uint64_t svma;
+	uint32_t id;
+
+	/* most callers are in the module of the frame before */
+	if (!m || pc < m->start || pc >= m->end)
+		m = *last = as_find(as, pc);
+	*rule = (struct urule){ .cfa = UCFA_NONE };
+	if (!m)
+		return WALK_FP_ANON;
+	if (!m->elf_ok || !m->open_path)
+		return WALK_FP_NO_CFI;	/* nothing to read it with, libdwfl neither */
+	if (as_table(as, m, &t) < 0)
+		return WALK_NO_MEMORY;
+	if (!t)
+		return m->no_cfi ? WALK_FP_NO_CFI : WALK_DWFL;
+	svma = pc - m->bias;
+	id = utable_id(t);
+	e = &uw->cache[(svma ^ (svma >> 13) ^ (uint64_t)id * 0x9e3779b1u) % RULE_CACHE_SIZE];
+	if (e->svma == svma && e->table == id) {
+		uw->cache_hits++;
+		*rule = e->rule;
+	} else {
+		uw->cache_misses++;
+		*rule = utable_rule(&as->shared->tables, t, svma);
+		*e = (struct rule_cache_entry){ .svma = svma, .table = id, .rule = *rule };
+	}
+	return rule->cfa == UCFA_NONE	  ? WALK_FP_NO_CFI
+	       : rule->cfa == UCFA_FALLBACK ? WALK_DWFL
+					    : WALK_RULE;
+}
+
+/* The word at ADDR from the stack copy, or false and *CAUSE. */
+static bool read_word(const struct addr_space *as, uint64_t addr, uint64_t *v,
+		      enum prof_unwind_error *cause)
+{
+	if (addr >= as->sp && addr - as->sp <= as->stack_size &&
+	    as->stack_size - (addr - as->sp) >= 8) {
+		memcpy(v, as->stack + (addr - as->sp), 8);
+		return true;
+	}
+	/* above the copy, within a plausible stack: the copy was too small */
+	*cause = addr >= as->sp && addr - as->sp < (64u << 20) ? PROF_UNWIND_STACK_COPY
+							       : PROF_UNWIND_OTHER;
+	return false;
+}
+
+static enum unwind_step stopped(enum prof_unwind_error *cause, enum prof_unwind_error why)
+{
+	*cause = why;
+	return UNWIND_STEP_STOPPED;
+}
+
+/* A frame by its compiled rule. */
+static enum unwind_step rule_step(const struct addr_space *as, const struct urule *rule,
+				  struct unwind_frame *f, enum prof_unwind_error *cause)
+{
+	uint64_t cfa, ra, bp = f->bp;
+	enum prof_unwind_error ignored;
+
+	switch (rule->cfa) {
+	case UCFA_END:
+		return UNWIND_STEP_END;
+	case UCFA_RSP:
+		cfa = f->sp + (uint64_t)(int64_t)rule->cfa_off;
+		break;
+	case UCFA_RBP:
+		if (!f->bp_ok)
+			return stopped(cause, PROF_UNWIND_OTHER);
+		cfa = f->bp + (uint64_t)(int64_t)rule->cfa_off;
+		break;
+	case UCFA_PLT:
+		cfa = f->sp + 8 + ((f->ip & 15) >= (uint64_t)rule->cfa_off ? 8 : 0);
+		break;
+	default:
+		return stopped(cause, PROF_UNWIND_OTHER);
+	}
+	if (cfa < f->sp + 8)
+		return stopped(cause, PROF_UNWIND_OTHER);	/* the stack would not grow */
+	if (!read_word(as, cfa - 8, &ra, cause))
+		return UNWIND_STEP_STOPPED;
+	/*
+	 * An epilogue that popped rbp names its slot below sp, out of the copy,
+	 * and rbp holds what it held: the caller's rbp, kept as it is.  (libdwfl
+	 * takes rbp as lost there instead, and ends the walk at the first frame
+	 * that needs it.)
+	 */
+	if (rule->bp == UBP_AT && !urule_bp_popped(rule))
+		f->bp_ok = read_word(as, cfa + (uint64_t)(int64_t)rule->bp_off, &bp, &ignored);
+	else if (rule->bp == UBP_UNDEF)
+		f->bp_ok = false;
+	f->bp = bp;
+	f->sp = cfa;
+	f->ip = ra;
+	f->exact = false;
+	/* a zero return address ends a stack, as libdwfl takes it */
+	return ra ? UNWIND_STEP_CALLER : UNWIND_STEP_END;
+}
+
+/* A frame by its frame pointer. */
+static enum unwind_step fp_step(struct addr_space *as, struct unwind_frame *f,
+				enum prof_unwind_error *cause)
+{
+	uint64_t nbp, ra;
+
+	if (!f->bp_ok)
+		return stopped(cause, PROF_UNWIND_NO_CFI);
+	if (f->bp == 0)
+		return UNWIND_STEP_END;	/* the end of the chain: _start leaves rbp 0 */
+	if (f->bp < f->sp || f->bp > UINT64_MAX - 16)
+		return stopped(cause, PROF_UNWIND_NO_CFI);	/* rbp holds no frame of this stack */
+	if (!read_word(as, f->bp, &nbp, cause) || !read_word(as, f->bp + 8, &ra, cause))
+		return UNWIND_STEP_STOPPED;
+	if (ra == 0)
+		return UNWIND_STEP_END;
+	if (!as_is_code(as, ra - 1))
+		return stopped(cause, PROF_UNWIND_NO_CFI);	/* not a return address: no frame */
+	f->sp = f->bp + 16;
+	f->bp = nbp;
+	f->ip = ra;
+	f->exact = false;
+	return UNWIND_STEP_CALLER;
+}
+
+/*
+ * The sampled frame, when frame pointers fail it: a leaf that keeps no
+ * frame (a JIT's small loop, hand-written assembly) still has its return
+ * address at rsp.  Taken only if it lands in code.
+ */
+static enum unwind_step leaf_step(struct addr_space *as, struct unwind_frame *f,
+				  enum prof_unwind_error *cause)
+{
+	uint64_t ra;
+
+	if (!read_word(as, f->sp, &ra, cause))
+		return UNWIND_STEP_STOPPED;
+	if (!ra || !as_is_code(as, ra - 1))
+		return stopped(cause, PROF_UNWIND_NO_CFI);
+	f->sp += 8;
+	f->ip = ra;
+	f->exact = false;
+	return UNWIND_STEP_CALLER;
+}
+
+/* A frame by libdwfl alone. */
+static enum unwind_step dwfl_step(struct addr_space *as, struct unwind_frame *f, bool first,
+				  uint64_t pc, enum prof_unwind_error *cause)
+{
+	struct unwind_frame caller = *f;
+	enum unwind_step st = unwind_dwfl_step(as, first, pc, &caller, cause);
+
+	if (st != UNWIND_STEP_CALLER)
+		return st;
+	if (caller.sp < f->sp)
+		return stopped(cause, PROF_UNWIND_OTHER);
+	*f = caller;
+	return caller.ip ? UNWIND_STEP_CALLER : UNWIND_STEP_END;
+}
+
+/* Frame pointers from F, or for the sampled frame (FIRST) its return address at rsp. */
+static enum unwind_step fp_or_leaf_step(struct addr_space *as, struct unwind_frame *f, bool first,
+					enum prof_unwind_error *cause)
+{
+	enum unwind_step st = fp_step(as, f, cause);
+
+	return st == UNWIND_STEP_STOPPED && first ? leaf_step(as, f, cause) : st;
+}
+
+int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res)
+{
+	struct unwind_frame f = {
+		.ip = as->regs[SAMPLE_REG_IP], .sp = as->regs[SAMPLE_REG_SP],
+		.bp = as->regs[SAMPLE_REG_BP], .bp_ok = true, .exact = true,
+	};
+	enum prof_unwind_error cause = PROF_UNWIND_OTHER;
+	struct as_module *last = NULL;
+	enum walk_kind kind;
+	enum unwind_step st = UNWIND_STEP_STOPPED;
+	struct urule rule;
+	uint64_t pc;
+
+	for (;;) {
+		if (res->n == UNWIND_MAX_FRAMES) {
+			res->cause = PROF_UNWIND_DEPTH;
+			return 0;
+		}
+		pc = f.exact ? f.ip : f.ip - 1;	/* a return address: look up the call */
+		res->pc[res->n++] = pc;
+		kind = lookup(uw, as, pc, &last, &rule);
+		if (rule.flags & URULE_ENTRY)
+			return 0;	/* the program's entry: nothing calls it */
+		switch (kind) {
+		case WALK_NO_MEMORY:
+			res->cause = PROF_UNWIND_OTHER;
+			return -ENOMEM;
+		case WALK_RULE:
+			st = rule_step(as, &rule, &f, &cause);
+			break;
+		case WALK_FP_ANON:
+			/* a return address in nothing known is no frame: stop there */
+			if (res->n > 1 && !as_is_code(as, pc)) {
+				res->cause = PROF_UNWIND_UNMAPPED;
+				return 0;
+			}
+			res->fallback[PROF_FALLBACK_FP_ANON]++;
+			st = fp_or_leaf_step(as, &f, res->n == 1, &cause);
+			if (st == UNWIND_STEP_STOPPED && cause == PROF_UNWIND_NO_CFI)
+				cause = PROF_UNWIND_UNMAPPED;
+			break;
+		case WALK_FP_NO_CFI:
+			res->fallback[PROF_FALLBACK_FP_NO_CFI]++;
+			st = fp_or_leaf_step(as, &f, res->n == 1, &cause);
+			break;
+		case WALK_DWFL:
+			/*
+			 * A signal trampoline is not called: the kernel makes the
+			 * handler return to its first instruction, which is its
+			 * frame's address (its CFI starts a byte early, so that the
+			 * lookup of pc - 1 finds it all the same), as libdwfl has it.
+			 */
+			if ((rule.flags & URULE_SIGNAL) && !f.exact)
+				res->pc[res->n - 1] = pc = f.ip;
+			res->fallback[PROF_FALLBACK_DWFL]++;
+			st = dwfl_step(as, &f, res->n == 1, pc, &cause);
+			if (st != UNWIND_STEP_CALLER && res->n > 1) {
+				/*
+				 * Inside the walk libdwfl knows only rip, rsp and
+				 * rbp: a frame whose CFA needs another register
+				 * (ld.so's _dl_runtime_resolve realigns the stack
+				 * through rbx) cannot be done alone.  Then libdwfl
+				 * does the whole sample, every register known.
+				 */
+				memset(res, 0, sizeof(*res));
+				unwind_dwfl(as, res);
+				res->fallback[PROF_FALLBACK_DWFL] = (uint32_t)res->n;
+				return 0;
+			}
+			break;
+		}
+		if (st == UNWIND_STEP_END)
+			return 0;
+		if (st == UNWIND_STEP_STOPPED) {
+			res->cause = cause;
+			return 0;
+		}
+	}
+}

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-unwind.c - the unwinder where perf events are refused: the target
+ * selfsample (tests/targets, built -O2 without frame pointers) takes
+ * samples of its own stack, as perf would (registers, a copy of the stack
+ * above rsp, its mappings), and writes them in the unwind capture format;
+ * here they are read back and unwound by both engines, offline.  Each
+ * sample's stack must be complete, the same by the compiled engine and by
+ * libdwfl, and hold the functions of the target that the target said it
+ * was in, in order.  Nothing here opens a perf event.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "symbols/elf_file.h"
+#include "unwind/unwind.h"
+
+/* The selfsample target of this build: $BUILD/targets/selfsample, else beside unit-tests. */
+static const char *target_path(void)
+{
+	static char path[PATH_MAX];
+	char buf[PATH_MAX], self[PATH_MAX];
+	const char *build = getenv("BUILD");
+	ssize_t n;
+
+	if (path[0])
+		return path;
+	if (!build) {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0)
+			return NULL;
+		self[n] = '\0';
+		build = dirname(self);
+	}
+	snprintf(buf, sizeof(buf), "%s/targets/selfsample", build);
+	return realpath(buf, path);
+}
+
+#define MAX_SAMPLES 32
+
+struct taken {
+	char capture[32];
+	char expect[MAX_SAMPLES][512];	/* what the target said each sample holds */
+	size_t n;
+};
+
+/* Run the target: its capture, and what it said of each sample.  0 or -1. */
+static int take(struct taken *t)
+{
+	const char *target = target_path();
+	char cmd[2 * PATH_MAX];
+	FILE *p;
+	int fd;
+
+	snprintf(t->capture, sizeof(t->capture), "/tmp/prof-capture-XXXXXX");
+	fd = mkstemp(t->capture);
+	if (!target || fd < 0)
+		return -1;
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "'%s' '%s'", target, t->capture);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	t->n = 0;
+	while (t->n < MAX_SAMPLES && fgets(t->expect[t->n], sizeof(t->expect[0]), p)) {
+		t->expect[t->n][strcspn(t->expect[t->n], "\n")] = '\0';
+		t->n++;
+	}
+	return pclose(p) == 0 ? 0 : -1;
+}
+
+/*
+ * The names of RES's frames in the target's module, innermost first, into
+ * OUT; *LAST_IN_TARGET whether the outermost frame is the target's.
+ */
+static void target_frames(struct addr_space *as, const struct elf_file *f,
+			  const struct unwind_result *res, char *out, size_t len,
+			  bool *last_in_target)
+{
+	size_t i, k = 0;
+
+	out[0] = '\0';
+	*last_in_target = false;
+	for (i = 0; i < res->n; i++) {
+		struct as_module *m = as_find(as, res->pc[i]);
+		const struct symtab_entry *e;
+		uint64_t delta;
+
+		*last_in_target = m && !strcmp(m->path, target_path());
+		if (!*last_in_target)
+			continue;
+		e = elf_file_lookup(f, res->pc[i] - m->start + m->pgoff, &delta);
+		k += (size_t)snprintf(out + k, len - k, "%s%s", k ? " " : "", e ? e->name : "?");
+		if (k >= len)
+			return;
+	}
+}
+
+/* The harness refuses perf events (harness.c): the tests here ran without them. */
+TEST(unit_tests_run_where_perf_events_are_refused)
+{
+	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
+				     .config = PERF_COUNT_SW_CPU_CLOCK, .disabled = 1 };
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+
+	if (fd >= 0)
+		close((int)fd);
+	CHECK_INT(fd, ==, -1);
+	CHECK_INT(errno, ==, EACCES);
+}
+
+static bool same(const struct unwind_result *a, const struct unwind_result *b)
+{
+	return a->n == b->n && a->cause == b->cause && !memcmp(a->pc, b->pc, a->n * sizeof(*a->pc));
+}
+
+TEST(unwind_engines_agree_on_samples_a_program_took_of_itself)
+{
+	static struct unwind_result compiled, again, dwfl;
+	static struct taken t;
+	struct unwind_capture cap;
+	struct unwinder uw;
+	struct elf_file f;
+	char got[512];
+	uint32_t by_dwfl = 0;
+	size_t i;
+
+	if (!target_path())
+		printf("  no %s/targets/selfsample: build the targets first (make tests)\n",
+		       getenv("BUILD") ? getenv("BUILD") : "build");
+	CHECK(target_path());
+	CHECK_INT(take(&t), ==, 0);
+	CHECK_INT(t.n, ==, 10);
+	CHECK_INT(elf_file_open(target_path(), &f), ==, 0);
+	CHECK_INT(unwinder_init(&uw), ==, 0);
+	CHECK_INT(unwind_capture_read(t.capture, &uw.spaces, &cap), ==, 0);
+	unlink(t.capture);
+	CHECK_INT(cap.nsamples, ==, t.n);
+	CHECK_INT(cap.nspaces, ==, 1);
+	for (i = 0; i < cap.nsamples; i++) {
+		struct unwind_capture_sample *s = &cap.samples[i];
+		struct addr_space *as = &cap.spaces[s->space]->as;
+		bool last_in_target;
+
+		uw.engine = UNWIND_COMPILED;
+		CHECK_INT(unwind_sample(&uw, as, (pid_t)s->tid, s->regs, s->stack, s->stack_size,
+					&compiled), ==, 0);
+		/* again, from the rule cache: the same */
+		CHECK_INT(unwind_sample(&uw, as, (pid_t)s->tid, s->regs, s->stack, s->stack_size,
+					&again), ==, 0);
+		uw.engine = UNWIND_DWFL;
+		CHECK_INT(unwind_sample(&uw, as, (pid_t)s->tid, s->regs, s->stack, s->stack_size,
+					&dwfl), ==, 0);
+		target_frames(as, &f, &compiled, got, sizeof(got), &last_in_target);
+		if (strcmp(got, t.expect[i]))
+			printf("  sample %zu: got \"%s\"\n", i, got);
+		CHECK_STR(got, t.expect[i]);
+		CHECK_INT(compiled.cause, ==, 0);
+		CHECK(same(&compiled, &again));
+		CHECK(same(&compiled, &dwfl));
+		/* the main thread's stacks end at _start, nothing after it */
+		CHECK(!strstr(t.expect[i], " main _start") || last_in_target);
+		by_dwfl += compiled.fallback[PROF_FALLBACK_DWFL];
+	}
+	/* the realigned frame and the signal frame took libdwfl's help, and the rest none */
+	CHECK_INT(by_dwfl, >=, 2);
+	CHECK(uw.cache_hits > 0);
+	unwind_capture_release(&cap);
+	unwinder_release(&uw);
+	elf_file_release(&f);
+}
+
+static int write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "we");
+	int ok = f && fwrite(p, 1, n, f) == n;
+
+	if (f)
+		fclose(f);
+	return ok ? 0 : -1;
+}
+
+TEST(unwind_capture_read_says_what_is_wrong_with_a_file)
+{
+	char path[] = "/tmp/prof-capture-XXXXXX", want[128];
+	uint8_t sample[1 + 8 + 17 * 8 + 8] = { 'S', 1, 0, 0, 0, 1, 0, 0, 0 };
+	uint8_t buf[256];
+	struct unwind_capture cap;
+	struct unwinder uw;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_INT(unwinder_init(&uw), ==, 0);
+	CHECK_INT(write_file(path, "PROFUNW0", 8), ==, 0);
+	CHECK_INT(unwind_capture_read(path, &uw.spaces, &cap), ==, -EBADMSG);
+	snprintf(want, sizeof(want), "'%s' is not an unwind capture (PROF_UNWIND_CAPTURE)", path);
+	CHECK_STR(prof_errmsg(), want);
+	/* a sample of a pid whose mappings never came */
+	memcpy(buf, "PROFUNW1", 8);
+	memcpy(buf + 8, sample, sizeof(sample));
+	CHECK_INT(write_file(path, buf, 8 + sizeof(sample)), ==, 0);
+	CHECK_INT(unwind_capture_read(path, &uw.spaces, &cap), ==, -EBADMSG);
+	snprintf(want, sizeof(want), "'%s': a sample of pid 1 before its mappings", path);
+	CHECK_STR(prof_errmsg(), want);
+	/* mappings cut short */
+	memcpy(buf + 8, "M\1\0\0\0\5\0\0\0", 9);
+	CHECK_INT(write_file(path, buf, 8 + 9 + 10), ==, 0);
+	CHECK_INT(unwind_capture_read(path, &uw.spaces, &cap), ==, -EBADMSG);
+	snprintf(want, sizeof(want), "'%s' ends inside a record", path);
+	CHECK_STR(prof_errmsg(), want);
+	memcpy(buf + 8, "X\1\0\0\0\5\0\0\0", 9);
+	CHECK_INT(write_file(path, buf, 8 + 9), ==, 0);
+	CHECK_INT(unwind_capture_read(path, &uw.spaces, &cap), ==, -EBADMSG);
+	snprintf(want, sizeof(want), "'%s': an unknown record 'X' at byte 8", path);
+	CHECK_STR(prof_errmsg(), want);
+	unlink(path);
+	CHECK_INT(unwind_capture_read(path, &uw.spaces, &cap), ==, -ENOENT);
+	unwinder_release(&uw);
+}
