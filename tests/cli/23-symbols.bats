@@ -102,7 +102,9 @@ split_debug() {
 				[ "$line" -lt "$end" ] || fail "$name's line $line is past its end $end"
 			fi
 			# what was deeper belongs to the previous subtree
-			for k in "${!at[@]}"; do [ "$k" -gt "$depth" ] && unset "at[$k]"; done
+			for k in "${!at[@]}"; do
+				if [ "$k" -gt "$depth" ]; then unset "at[$k]"; fi
+			done
 		done <<<"$lines"
 		unset at
 	done
@@ -200,7 +202,7 @@ split_debug() {
 		leaf=${stack##*;}
 		[[ $leaf =~ ^ladder\+0x([0-9a-f]+)$ ]] || continue
 		o=$((0x${BASH_REMATCH[1]}))
-		[ "$o" -ge "$lo" ] && [ "$o" -lt "$hi" ] && inside=$((inside + n))
+		if [ "$o" -ge "$lo" ] && [ "$o" -lt "$hi" ]; then inside=$((inside + n)); fi
 	done <<<"$output"
 	[ $((inside * 100)) -ge $((total * 90)) ] || fail "$inside of $total leaves inside ladder_d [$lo, $hi)"
 	# libc still has its names

@@ -321,7 +321,8 @@ wait_rc() {
 	tail=$(sed -n 's/^tail: //p' <<<"$output")
 	assert_line "recorder: $tail"
 	live=$(sed -n 's/^live: //p' <<<"$output")
-	[ "$live" -gt 0 ] && [ "$tail" -gt 1000 ]
+	[ "$live" -gt 0 ]
+	[ "$tail" -gt 1000 ]
 	run -0 "$PROF" report -q --format=folded rt.spool
 	# discarding gives back the disk space of what was read
 	run -0 --separate-stderr "$BUILD/rectail" --discard --freq 20000 rd.spool -- "$T/busy4" 3

@@ -72,3 +72,74 @@ load test_helper
 		esac
 	done
 }
+
+@test "no check in tests/ is an && list or a ! whose failure bats would ignore" {
+	local files
+	mapfile -t files < <(find "$TOP/tests" -path "$TOP/tests/npm" -prune -o \( -name '*.bats' -o -name '*.bash' \) -print | sort)
+	[ "${#files[@]}" -gt 20 ] || fail "no bats files in $TOP/tests"
+	run "$TOP/tests/tools/bats-chainlint" "${files[@]}"
+	assert_success
+	assert_output ""
+}
+
+@test "the chain lint finds the checks that cannot fail, and only those" {
+	local t=$BATS_TEST_TMPDIR/planted.bats n
+	# each line marked "never fails" checks something false, and bats passes
+	# the test all the same; the lint names each of those lines, and no other.
+	# (%test is @test: bats would take an @test line here for one of this file)
+	sed 's/^%test /@test /' >"$t" <<-'PLANTED'
+	#!/usr/bin/env bats
+	bats_require_minimum_version 1.5.0
+	bats_load_library bats-support
+	helper() {
+		[ -s "$1" ] && [ -s "$2" ]	# never fails
+		grep -q x "$1" && return 0
+		[ -z "$2" ]
+	}
+
+	%test "broken" {
+		helper /nonexistent ""
+		run -0 true
+		[ "$status" -eq 1 ] && [ "$output" = x ]	# never fails
+		! grep -q root /etc/passwd	# never fails
+		for f in a b; do
+			[ "$f" = c ] &&	# never fails
+				[ -n "$f" ]
+		done
+		(cd / && [ -e /nonexistent ] && pwd; true)	# never fails
+		{ [ -e /nonexistent ] && true; }	# never fails
+		if true; then [ 1 -eq 2 ] && true; fi	# never fails
+		x=$(echo "a && b"); [ "$x" = y ] && echo "$x"	# never fails
+		true
+	}
+
+	%test "sound" {
+		[[ -e / && -d / ]]
+		((1 && 2))
+		(cd / && [ -d / ])
+		awk 'NR > 1 && $1 > 2' /dev/null
+		bash -c '[ 1 -eq 2 ] && true; true'
+		if [ -s /nonexistent ] && [ -d / ]; then false; fi
+		while ! [ -d / ]; do [ -e / ] && break; done
+		[ -e /nonexistent ] && skip "told to"
+		[ -e /nonexistent ] && fail "it is there"
+		! [ -e /nonexistent ] || fail "it is there"
+		cat <<-EOF
+			[ 1 -eq 2 ] && true
+		EOF
+		[ -d / ] && [ -s /nonexistent ] || fail "a sound check fails its test"
+	}
+	PLANTED
+	run -1 "$TOP/tests/tools/bats-chainlint" "$t"
+	assert_equal "${#lines[@]}" "$(grep -c '# never fails$' "$t")"
+	for n in $(grep -n '# never fails$' "$t" | cut -d: -f1); do
+		assert_line --regexp "^${t//./\\.}:$n: (an && list|a !) whose status bats ignores: "
+	done
+	assert_line "$t:13: an && list whose status bats ignores: [ \"\$status\" -eq 1 ] && [ \"\$output\" = x ]	# never fails"
+	# bats agrees: the broken test passes, the sound one fails at its last line
+	# (a bats of its own: this one's settings, such as a -f filter, stay here)
+	run -1 bats --tap "$t"
+	assert_line "ok 1 broken"
+	assert_line "not ok 2 sound"
+	assert_line --partial "a sound check fails its test"
+}
