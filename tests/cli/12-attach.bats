@@ -4,9 +4,7 @@
 load test_helper
 
 setup() {
-	require_perf_events
-	T="$BUILD/targets"
-	cd "$BATS_TEST_TMPDIR"
+	setup_recording
 }
 
 teardown() {

@@ -8,8 +8,7 @@
 load test_helper
 
 setup() {
-	require_perf_events
-	cd "$BATS_TEST_TMPDIR"
+	setup_recording
 }
 
 teardown() {

@@ -35,6 +35,14 @@ require_perf_events() {
 	fi
 }
 
+# The set-up of the files whose tests record: perf events, the targets in
+# $T, and each test in a directory of its own (setup() { setup_recording; })
+setup_recording() {
+	require_perf_events
+	T="$BUILD/targets"
+	cd "$BATS_TEST_TMPDIR"
+}
+
 # node and the npm package $1, as .ci/deps check installs it in tests/npm
 require_npm() {
 	command -v node >/dev/null || skip_or_fail "node is not installed (nodejs)"
