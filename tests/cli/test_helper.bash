@@ -43,6 +43,33 @@ setup_recording() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
+# lifetimes_agree LIFETIMES: the threads of the report on stdin (prof
+# report --weight=wall --by-thread) against LIFETIMES, waiter's "thread
+# NAME TID NS" lines: each thread's wall time, under whatever names its tid
+# had, is the time it lived by its own clock, to 3% (the on-CPU part is
+# counted in samples of a period the kernel adjusts as it goes, and the
+# thread's clock misses its first and last instructions: on a loaded
+# machine, 9 ms of a second seen); and there are no other threads.
+# Prints a line per thread; fails naming those that do not agree.
+lifetimes_agree() {
+	awk '
+		FNR == NR { name[$3] = $2; own[$3] = $4 / 1e6; next }
+		/^thread / && match($0, /\(tid [0-9]+\)/) {
+			tid = substr($0, RSTART + 5, RLENGTH - 6); ms[tid] += $(NF - 2)
+		}
+		END {
+			bad = 0
+			for (t in ms) if (!(t in own)) { print "tid " t ": not a thread of waiter"; bad = 1 }
+			for (t in own) {
+				d = ms[t] - own[t]; if (d < 0) d = -d
+				printf "%-9s tid %s: %8.2f ms in the profile, %8.2f ms by its clock\n",
+				       name[t], t, ms[t], own[t]
+				if (d > 0.03 * own[t]) { print "  " name[t] ": not its lifetime"; bad = 1 }
+			}
+			exit bad
+		}' "$1" -
+}
+
 # node and the npm package $1, as .ci/deps check installs it in tests/npm
 require_npm() {
 	command -v node >/dev/null || skip_or_fail "node is not installed (nodejs)"
