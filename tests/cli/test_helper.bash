@@ -35,6 +35,42 @@ require_perf_events() {
 	fi
 }
 
+# wait_for_line FILE REGEX [SECONDS]: until FILE has a line matching
+# REGEX, for at most SECONDS (30)
+wait_for_line() {
+	local i
+	for ((i = 0; i < ${3:-30} * 10; i++)); do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_for_exec PID PROGRAM: until process PID runs PROGRAM (it was forked
+# from the shell: until then it is the shell), for at most 30 s
+wait_for_exec() {
+	local i want
+	want=$(readlink -f "$2")
+	for ((i = 0; i < 300; i++)); do
+		[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$want" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_for_spool_samples SPOOL N: until SPOOL, being written, holds N
+# samples in its flushed blocks (a recorder flushes one at least once a
+# second), for at most 60 s
+wait_for_spool_samples() {
+	local i n
+	for ((i = 0; i < 600; i++)); do
+		n=$("$PROF" report -q --format=json "$1" 2>/dev/null | jq .samples 2>/dev/null)
+		[ "${n:-0}" -ge "$2" ] 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # The set-up of the files whose tests record: perf events, the targets in
 # $T, and each test in a directory of its own (setup() { setup_recording; })
 setup_recording() {
