@@ -77,6 +77,7 @@ paranoid() {
 	# setpriv execs the target: $! is its pid
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/ladder" 3 >/dev/null &
 	BG+=($!)
+	wait_for_exec "${BG[-1]}" "$W/ladder" || fail "the ladder did not start"
 	run -0 --separate-stderr as_nobody "$W/prof" record -o p.spool -d 1 -p "${BG[-1]}"
 	assert_regex "$stderr" '^prof: [1-9][0-9]+ samples, '
 	run -0 "$W/prof" report -q p.spool
