@@ -122,6 +122,7 @@ wait_for_child() {
 		[ -s s.spool ] && break
 		sleep 0.1
 	done
+	[ -s s.spool ] || fail "the recording did not start"
 	kill -STOP $TARGET; sleep 0.1; kill -CONT $TARGET; kill -INT $TARGET
 	status=0
 	wait $TARGET || status=$?
