@@ -143,3 +143,57 @@ load test_helper
 	assert_line "not ok 2 sound"
 	assert_line --partial "a sound check fails its test"
 }
+
+@test "unwind-differences explains a caller skipped in a prologue and a JIT entry, nothing else" {
+	local t=$BATS_TEST_TMPDIR pc ra deep nocall
+	printf '%s\n' '__attribute__((noinline)) int leaf(int x) { return x * 3; }' \
+		'int main(int argc, char **argv) { (void)argv; return leaf(argc) - 3; }' >"$t/p.c"
+	cc -O0 -fno-omit-frame-pointer -o "$t/p" "$t/p.c"
+	# off VADDR: its offset in p's file, as the check's log names a frame
+	off() {
+		local o v f
+		while read -r o v f; do
+			if (($1 >= v && $1 < v + f)); then
+				printf '%#x' $(($1 - v + o))
+				return
+			fi
+		done < <(readelf -lW "$t/p" | awk '$1 == "LOAD" { print $2, $3, $5 }')
+	}
+	leaf=0x$(nm "$t/p" | awk '$3 == "leaf" { print $1 }')
+	ret=0x$(objdump -d --no-show-raw-insn "$t/p" | awk '/call.*<leaf>/ { getline; sub(":", "", $1); print $1; exit }')
+	leaf_ret=0x$(objdump -d --no-show-raw-insn "$t/p" | awk '/<leaf>:/ { on = 1 } on && /\tret/ { sub(":", "", $1); print $1; exit }')
+	pc=$(off $((leaf + 1)))	# after leaf's push %rbp, before its mov %rsp,%rbp
+	deep=$(off $((leaf + 4)))	# after both
+	ra=$(off $((ret - 1)))	# main's call of leaf, as a caller's frame is logged
+	nocall=$(off $((leaf_ret - 1)))	# leaf's ret: it follows a pop, not a call
+	cat >"$t/check.log" <<-EOF
+	pid 1 tid 1: other frames
+	  compiled (complete): p+$pc p+$ra p+0x10
+	  libdwfl (complete): p+$pc p+0x10
+	pid 1 tid 1: other frames
+	  compiled (complete): p+$deep p+$ra p+0x10
+	  libdwfl (complete): p+$deep p+0x10
+	pid 1 tid 1: other frames
+	  compiled (complete): p+$pc p+$nocall p+0x10
+	  libdwfl (complete): p+$pc p+0x10
+	pid 1 tid 1: other frames
+	  compiled (unmapped-pc): 0x7f0000001041 0x7f000000103f
+	  libdwfl (unmapped-pc): 0x7f0000001041
+	pid 1 tid 1: other frames
+	  compiled (complete): 0x7f0000001041 p+$ra
+	  libdwfl (unmapped-pc): 0x7f0000001041
+	pid 1 tid 1: libdwfl lost the caller of a leaf frame
+	  compiled (complete): p+$pc p+$ra p+0x10
+	  libdwfl (complete): p+$pc p+0x10
+	EOF
+	run -1 "$TOP/tests/tools/unwind-differences" "$t/check.log" "$t/p"
+	assert_line --index 0 "other frames: 5, explained: 1 caller-skipped, 1 no-cfi-entry; unexplained: 3"
+	assert_line "  compiled (complete): p+$deep p+$ra p+0x10"
+	assert_line "  compiled (complete): p+$pc p+$nocall p+0x10"
+	assert_line "  compiled (complete): 0x7f0000001041 p+$ra"
+	assert_equal "$(grep -c '^pid ' <<<"$output")" 3
+	# the explained ones alone pass
+	sed -n '1,3p;10,12p' "$t/check.log" >"$t/explained.log"
+	run -0 "$TOP/tests/tools/unwind-differences" "$t/explained.log" "$t/p"
+	assert_output "other frames: 2, explained: 1 caller-skipped, 1 no-cfi-entry; unexplained: 0"
+}
