@@ -27,9 +27,21 @@ load test_helper
 	assert_output --partial "Exit status: 0 success, 1 failure, 64 usage error"
 }
 
-@test "--usage prints a one-line synopsis" {
-	run -0 "$PROF" --usage
-	assert_output --partial "Usage: prof"
+@test "--usage prints a one-line synopsis; a command's names every option its --help does" {
+	run -0 --separate-stderr "$PROF" --usage
+	assert_output "Usage: prof [-?V] [--help] [--usage] [--version] COMMAND [ARG...]"
+	assert_equal "$stderr" ""
+	# the long options of each command's synopsis and of its --help: the same set
+	long_options() { grep -oE -- '--[a-z][a-z-]*' | sort -u; }
+	for cmd in record report tail; do
+		run -0 "$PROF" "$cmd" --usage
+		assert_line --index 0 --regexp "^Usage: prof $cmd \\[-[a-zA-Z?]+\\] "
+		usage=$(long_options <<<"$output")
+		run -0 "$PROF" "$cmd" --help
+		help=$(grep -E '^ +(-[a-zA-Z?], )?--[a-z]' <<<"$output" | long_options)
+		[ -n "$help" ] || fail "prof $cmd --help lists no options"
+		assert_equal "$usage" "$help"
+	done
 }
 
 @test "a command's --help uses the command's name" {

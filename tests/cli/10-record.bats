@@ -4,9 +4,7 @@
 load test_helper
 
 setup() {
-	require_perf_events
-	T="$BUILD/targets"
-	cd "$BATS_TEST_TMPDIR"
+	setup_recording
 }
 
 @test "record writes a spool whose stacks are complete, and a one-line summary" {
@@ -59,24 +57,45 @@ setup() {
 	assert_equal "$stderr" ""
 }
 
+# elapsed_ns SINCE: nanoseconds of wall time since $EPOCHREALTIME was SINCE
+elapsed_ns() {
+	local now=$EPOCHREALTIME
+	echo $(((${now//[.,]/} - ${1//[.,]/}) * 1000))
+}
+
 @test "SIGINT to prof stops the recording with a trailer, and reaches the command" {
+	launched=$EPOCHREALTIME
 	"$PROF" record -q -o s.spool -- "$T/ladder" 10 &
 	pid=$!
+	# a second of recording: the spool is there from the start of sampling
+	for ((i = 0; i < 300; i++)); do
+		[ -s s.spool ] && break
+		sleep 0.1
+	done
+	[ -s s.spool ] || fail "no spool"
 	sleep 1
 	kill -INT "$pid"
 	status=0
 	wait "$pid" || status=$?
+	took=$(elapsed_ns "$launched")
 	assert_equal "$status" 130
 	run -0 --separate-stderr "$PROF" report s.spool
 	assert_equal "$stderr" ""
 	assert_line --regexp '^samples: +[0-9]+ written'
-	assert_line --regexp '^duration: +(0\.[5-9]|1\.[0-9])[0-9]* s$'
+	# from before the second to after the signal, within prof's own run
+	ns=$("$PROF" report -q --format=json s.spool | jq .counters.duration_ns)
+	((ns >= 1000000000 && ns <= took)) || fail "a recording of $ns ns in $took ns"
 }
 
 @test "-d stops the recording and the command after that many seconds" {
+	launched=$EPOCHREALTIME
 	run -143 --separate-stderr "$PROF" record -d 0.5 -o d.spool -- "$T/ladder" 10
+	took=$(elapsed_ns "$launched")
 	run -0 "$PROF" report -q d.spool
-	assert_line --regexp '^duration: +0\.[5-9][0-9]* s$'
+	assert_line --regexp '^duration: +[0-9]+\.[0-9]+ s$'
+	# at least its half second, and no longer than prof ran (the ladder's 10)
+	ns=$("$PROF" report -q --format=json d.spool | jq .counters.duration_ns)
+	((ns >= 500000000 && ns <= took)) || fail "a recording of $ns ns in $took ns"
 }
 
 @test "threads and forked children are followed; --no-inherit keeps to the first process" {

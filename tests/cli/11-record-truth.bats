@@ -5,9 +5,7 @@
 load test_helper
 
 setup() {
-	require_perf_events
-	T="$BUILD/targets"
-	cd "$BATS_TEST_TMPDIR"
+	setup_recording
 }
 
 # share LEAF FOLDED_FILE: percent of samples whose leaf frame is LEAF

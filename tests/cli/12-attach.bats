@@ -4,9 +4,7 @@
 load test_helper
 
 setup() {
-	require_perf_events
-	T="$BUILD/targets"
-	cd "$BATS_TEST_TMPDIR"
+	setup_recording
 }
 
 teardown() {
@@ -23,12 +21,23 @@ count_matching() {
 		END { print hit + 0 }' "$2"
 }
 
-# start TARGET ARGS...: run it in the background, its output in target.out
+# start TARGET ARGS...: run it in the background, its output in target.out,
+# and wait until it runs (the shell's child execs it)
 start() {
 	"$@" >target.out 2>&1 &
 	TARGET=$!
 	TARGET_PIDS="${TARGET_PIDS:-} $TARGET"
-	sleep 0.3
+	wait_for_exec "$TARGET" "$1" || fail "$1 did not start"
+}
+
+# wait_for_child PID: until PID has forked a child, for at most 30 s
+wait_for_child() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		pgrep -P "$1" >/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 @test "attach to a running ladder: it finishes with its output and status; the chain is there" {
@@ -41,27 +50,32 @@ start() {
 	run cat target.out
 	assert_output --regexp '^ladder: [0-9]+ rounds, checksum [0-9a-f]+$'
 	"$PROF" report -q --format=folded a.spool >a.folded
+	# in nearly every sample of the second (a share: a loaded machine gives
+	# the ladder less of that second, and fewer samples)
 	chain=$(count_matching '^_start;.*;main;ladder_a;ladder_b;ladder_c;ladder_d$' a.folded)
-	[ "$chain" -ge 500 ] || fail "full chain in $chain samples"
+	total=$(awk '{ n += $NF } END { print n + 0 }' a.folded)
+	[ "$total" -ge 50 ] || fail "only $total samples"
+	((chain * 100 >= total * 95)) || fail "full chain in $chain of $total samples"
 	run -0 "$PROF" report -q a.spool
 	assert_line "command:      pid $TARGET"
 }
 
 @test "the recording ends by itself when the attached process exits" {
 	start "$T/ladder" 0.7
-	SECONDS=0
-	run -0 "$PROF" record -q -p "$TARGET" -o e.spool
-	[ "$SECONDS" -le 3 ] || fail "prof ran $SECONDS s after its target exited"
+	# no -d: it would record until the timeout otherwise
+	run -0 timeout 30 "$PROF" record -q -p "$TARGET" -o e.spool
 	run -0 "$PROF" report -q e.spool
 	assert_line --regexp '^samples: +[1-9][0-9]* written'
 }
 
 @test "two pids at once, one of them with four busy threads" {
+	# recorded to their ends, the seconds of CPU time they burn (not a
+	# second of wall time, of which a loaded machine gives them little)
 	start "$T/ladder" 2
 	a=$TARGET
-	start "$T/busy4" 2
+	start "$T/busy4" 1
 	b=$TARGET
-	run -0 "$PROF" record -q -p "$a,$b" -d 1 -o two.spool
+	run -0 timeout 120 "$PROF" record -q -p "$a,$b" -o two.spool
 	"$PROF" report -q --by-process --format=folded two.spool >two.folded
 	[ "$(count_matching "^ladder-$a;.*ladder_d\$" two.folded)" -ge 100 ] || fail "ladder missing"
 	for n in 0 1 2 3; do
@@ -78,28 +92,37 @@ start() {
 @test "--children also attaches the children a process already has" {
 	# long enough to outlive both recordings on a loaded machine; teardown ends it
 	start "$T/forker" 6
-	sleep 0.2
+	wait_for_child "$TARGET" || fail "forker did not fork"
 	run -0 "$PROF" record -q -p "$TARGET" --children -d 1 -o c.spool
 	"$PROF" report -q --by-process --format=folded c.spool >c.folded
-	[ "$(count_matching ';child_busy;child_spin$' c.folded)" -ge 100 ] || fail "child missing"
-	[ "$(count_matching ';parent_busy;parent_spin$' c.folded)" -ge 100 ] || fail "parent missing"
+	# (a second of wall time: a loaded machine may give them little of it)
+	[ "$(count_matching ';child_busy;child_spin$' c.folded)" -ge 20 ] || fail "child missing"
+	[ "$(count_matching ';parent_busy;parent_spin$' c.folded)" -ge 20 ] || fail "parent missing"
 	run -0 "$PROF" record -q -p "$TARGET" -d 0.5 -o p.spool
 	"$PROF" report -q --format=folded p.spool >p.folded
 	assert_equal "$(count_matching 'child_' p.folded)" 0
 }
 
 @test "the target's own signal handling is intact: same output and status as without prof" {
+	# the signals once it has its handlers (it forks its child after them)
 	"$T/sigtarget" 1.5 >plain.out &
 	pid=$!
-	sleep 0.5
+	wait_for_child $pid || fail "sigtarget did not start"
 	kill -STOP $pid; sleep 0.1; kill -CONT $pid; kill -INT $pid
 	status=0
 	wait $pid || status=$?
 	assert_equal "$status" 3
-	start "$T/sigtarget" 1.5
+	# (3 s: the attach may take a while on a loaded machine)
+	start "$T/sigtarget" 3
+	wait_for_child $TARGET || fail "sigtarget did not start"
 	"$PROF" record -q -p "$TARGET" -o s.spool &
 	rec=$!
-	sleep 0.2
+	# the signals while it is recorded: its spool is written from the start
+	for ((i = 0; i < 300; i++)); do
+		[ -s s.spool ] && break
+		sleep 0.1
+	done
+	[ -s s.spool ] || fail "the recording did not start"
 	kill -STOP $TARGET; sleep 0.1; kill -CONT $TARGET; kill -INT $TARGET
 	status=0
 	wait $TARGET || status=$?
@@ -112,10 +135,9 @@ start() {
 }
 
 @test "attach errors: no such pid, a pid and a command, bad pids, --children alone" {
-	SECONDS=0
-	run -1 --separate-stderr "$PROF" record -p 2147483000 -o x.spool
+	# at once: it does not wait for such a pid to come
+	run -1 --separate-stderr timeout 30 "$PROF" record -p 2147483000 -o x.spool
 	assert_equal "$stderr" "prof: no process with pid 2147483000"
-	[ "$SECONDS" -le 1 ]
 	[ ! -e x.spool ]
 	run -64 --separate-stderr "$PROF" record -p 1 -- true
 	assert_equal "${stderr_lines[0]}" "prof record: give either -p PID or a command, not both"

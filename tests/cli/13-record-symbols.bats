@@ -4,9 +4,11 @@
 load test_helper
 
 setup() {
-	require_perf_events
-	T="$BUILD/targets"
-	cd "$BATS_TEST_TMPDIR"
+	setup_recording
+}
+
+teardown() {
+	kill_background
 }
 
 count_matching() {
@@ -88,14 +90,16 @@ nobody_copy() {
 
 @test "a perf map that is a symlink is not followed" {
 	ln -s /etc/passwd "/tmp/perf-$$.map.link"
-	# the target's own map is replaced by a link the moment it is written
-	"$T/jit" 0.6 >/dev/null &
+	# the target's own map is replaced by a link once it is written (not
+	# before: the target would write through the link)
+	"$T/jit" 60 >/dev/null &
 	pid=$!
-	sleep 0.2
+	BG+=("$pid")
+	wait_for_line "/tmp/perf-$pid.map" 'jit_hot_loop' || fail "jit wrote no perf map"
 	rm -f "/tmp/perf-$pid.map"
 	ln -s /etc/passwd "/tmp/perf-$pid.map"
 	run -0 --separate-stderr "$PROF" record -q -p "$pid" -d 0.3 -o l.spool
-	wait "$pid"
+	kill "$pid"
 	rm -f "/tmp/perf-$pid.map" "/tmp/perf-$$.map.link"
 	run -0 "$PROF" report -q --format=folded l.spool
 	refute_output --partial "root:"
@@ -104,14 +108,19 @@ nobody_copy() {
 
 @test "a binary deleted while it is recorded is still symbolized" {
 	cp "$T/ladder" ./doomed
-	./doomed 1.2 >/dev/null &
+	./doomed 60 >/dev/null &
 	pid=$!
-	sleep 0.2
+	BG+=("$pid")
+	wait_for_exec "$pid" ./doomed || fail "doomed did not start"
 	"$PROF" record -q -p "$pid" -o del.spool &
 	rec=$!
-	sleep 0.3
+	BG+=("$rec")
+	# deleted once the recording runs (its spool is written from the start
+	# of sampling), then recorded on until it has samples to name
+	wait_for_spool_samples del.spool 1 || fail "the recording did not start"
 	rm ./doomed
-	wait "$pid"
+	wait_for_spool_samples del.spool 100 || fail "no samples after the delete"
+	kill "$pid"
 	wait "$rec"
 	"$PROF" report -q --format=folded del.spool >del.folded
 	chain_named del.folded

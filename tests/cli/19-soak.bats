@@ -8,8 +8,7 @@
 load test_helper
 
 setup() {
-	require_perf_events
-	cd "$BATS_TEST_TMPDIR"
+	setup_recording
 }
 
 teardown() {
@@ -38,8 +37,8 @@ anon() {
 		kill -0 "$rec" 2>/dev/null || break
 		anon=$(anon "$rec")
 		fds=$(ls "/proc/$rec/fd" | wc -l)
-		((anon > max_anon)) && max_anon=$anon
-		((fds > max_fds)) && max_fds=$fds
+		if ((anon > max_anon)); then max_anon=$anon; fi
+		if ((fds > max_fds)); then max_fds=$fds; fi
 		echo "$((20 + 5 * t)) s: anon $anon KiB, $fds fds"
 	done
 	wait "$rec"

@@ -102,7 +102,9 @@ split_debug() {
 				[ "$line" -lt "$end" ] || fail "$name's line $line is past its end $end"
 			fi
 			# what was deeper belongs to the previous subtree
-			for k in "${!at[@]}"; do [ "$k" -gt "$depth" ] && unset "at[$k]"; done
+			for k in "${!at[@]}"; do
+				if [ "$k" -gt "$depth" ]; then unset "at[$k]"; fi
+			done
 		done <<<"$lines"
 		unset at
 	done
@@ -200,7 +202,7 @@ split_debug() {
 		leaf=${stack##*;}
 		[[ $leaf =~ ^ladder\+0x([0-9a-f]+)$ ]] || continue
 		o=$((0x${BASH_REMATCH[1]}))
-		[ "$o" -ge "$lo" ] && [ "$o" -lt "$hi" ] && inside=$((inside + n))
+		if [ "$o" -ge "$lo" ] && [ "$o" -lt "$hi" ]; then inside=$((inside + n)); fi
 	done <<<"$output"
 	[ $((inside * 100)) -ge $((total * 90)) ] || fail "$inside of $total leaves inside ladder_d [$lo, $hi)"
 	# libc still has its names
@@ -257,16 +259,16 @@ debuginfod_built() {
 	require_perf_events
 	split_debug "$T/inline" bin >/dev/null
 	"$PROF" record -q -o s.spool -- bin/inline 0.2
-	# a listener that accepts and then says nothing, for 20 s at most
+	# a listener that accepts and then says nothing, for 60 s at most
 	perl -MIO::Socket::INET -e '
 		$| = 1;
 		my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0,
 					      Listen => 8, ReuseAddr => 1) or die;
 		print $s->sockport, "\n";
-		my @c; my $end = time + 20;
+		my @c; my $end = time + 60;
 		while (time < $end) { my $c = $s->accept; push @c, $c if $c }' >port 2>/dev/null &
 	pid=$!
-	for _ in $(seq 50); do [ -s port ] && break; sleep 0.1; done
+	for _ in $(seq 300); do [ -s port ] && break; sleep 0.1; done
 	port=$(cat port)
 	[ -n "$port" ] || fail "the listener did not start"
 	export DEBUGINFOD_CACHE_PATH="$BATS_TEST_TMPDIR/cache"
@@ -277,6 +279,8 @@ debuginfod_built() {
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
 	assert_line --regexp ';main;churn [0-9]+$'
-	[ "$took" -le 8 ] || fail "the report took $took s"
+	# the 2 s of DEBUGINFOD_TIMEOUT and the report, however slowly a loaded
+	# machine runs it: a hang would last as long as the listener, 60 s
+	[ "$took" -le 30 ] || fail "the report took $took s"
 	assert_regex "$stderr" "^prof: warning: debuginfod (did not answer for '$PWD/bin/inline' within 2 s|lookup for '$PWD/bin/inline' failed: [^;]+); asking it no more$"
 }

@@ -31,17 +31,6 @@ folded_counts() {
 	"$PROF" report -q --format=folded "$1" | unversion | sort
 }
 
-# Wait until FILE has a line matching REGEX, for at most SECONDS.
-wait_for_line() {
-	local file=$1 regex=$2 seconds=$3 i
-
-	for ((i = 0; i < seconds * 10; i++)); do
-		grep -qE -- "$regex" "$file" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # Wait for background process PID; its exit status goes to $rc.
 wait_rc() {
 	rc=0
@@ -79,10 +68,12 @@ wait_rc() {
 }
 
 @test "a spool that does not appear is given up after --idle, with exit 2" {
-	SECONDS=0
-	run -2 --separate-stderr "$PROF" tail --idle=1 never.spool
+	# not before its second, and by itself (the timeout would exit 124)
+	launched=$EPOCHREALTIME
+	run -2 --separate-stderr timeout 30 "$PROF" tail --idle=1 never.spool
+	now=$EPOCHREALTIME
 	assert_equal "$stderr" "prof: no spool 'never.spool' appeared in 1 s"
-	[ "$SECONDS" -ge 1 ] && [ "$SECONDS" -le 5 ]
+	(((${now//[.,]/} - ${launched//[.,]/}) >= 1000000)) || fail "gave up after ${launched} to ${now}"
 }
 
 @test "a spool that appears later is followed to its trailer" {
@@ -106,7 +97,7 @@ wait_rc() {
 	spool="$(spool shrink.spool --samples 3000 --no-trailer)"
 	timeout 60 "$PROF" tail --format=samples --idle=20 "$spool" >shrink.out 2>shrink.err &
 	BG+=($!)
-	wait_for_line shrink.out '.' 10
+	wait_for_line shrink.out '.' || fail "nothing in shrink.out"
 	sleep 0.3
 	truncate -s 200 "$spool"
 	wait_rc "${BG[-1]}"
@@ -128,7 +119,7 @@ wait_rc() {
 	spool="$(spool grow.spool --samples 500 --no-trailer)"
 	timeout 60 "$PROF" tail --format=samples --idle=20 "$spool" >grow.out 2>grow.err &
 	BG+=($!)
-	wait_for_line grow.out '.' 10
+	wait_for_line grow.out '.' || fail "nothing in grow.out"
 	# a block header with the right magic and a wrong checksum
 	printf 'PBLK\x10\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x00\xde\xad\xbe\xef\x00\x00\x00\x00' >>"$spool"
 	wait_rc "${BG[-1]}"
@@ -180,8 +171,9 @@ wait_rc() {
 	run -0 --separate-stderr timeout 60 "$PROF" tail --interval=0.5 --idle=10 g.spool
 	wait_rc "${BG[-1]}"
 	assert_equal "$rc" 0
+	# (more than one while it runs: 6 on an idle machine, fewer on a loaded one)
 	running=$(grep -cE '^prof tail: g.spool, running, [0-9.]+ s recorded, 1 process and 4 threads alive$' <<<"$output")
-	[ "$running" -ge 3 ]
+	[ "$running" -ge 2 ]
 	assert_equal "$(grep -c '^prof tail: ' <<<"$output")" "$((running + 1))"
 	assert_line --regexp '^prof tail: g.spool, finished, 3\.0 s recorded, 1 process and 4 threads alive$'
 	assert_line --regexp '^last [0-9.]+ s: [0-9]+ samples, 0 lost; all: 3000 samples, 0 lost$|^last [0-9.]+ s: [0-9]+ samples \([0-9]+/s\), 0 lost; all: 3000 samples, 0 lost$'
@@ -224,8 +216,9 @@ wait_rc() {
 	require_perf_events
 	"$PROF" record -q -o during.spool -- "$T/ladder" 3 >/dev/null &
 	BG+=($!)
-	sleep 1.2
-	[ -s during.spool ]	# written from the start of sampling
+	# once the recording has flushed a block (the spool is written from the
+	# start of sampling)
+	wait_for_spool_samples during.spool 1 || fail "no samples in during.spool"
 	run -0 --separate-stderr timeout 60 "$PROF" tail --format=samples --idle=20 during.spool
 	printf '%s\n' "$output" >during.out
 	wait_rc "${BG[-1]}"
@@ -249,9 +242,8 @@ wait_rc() {
 	rec=${BG[-1]}
 	timeout 60 "$PROF" tail --format=samples --idle=20 hot.spool >hot.out &
 	BG+=($!)
-	SECONDS=0
-	wait_for_line hot.out ' [0-9]+ [0-9]+ ladder _start;.*;ladder_c;ladder_d$' 6
-	[ "$SECONDS" -le 5 ]
+	wait_for_line hot.out ' [0-9]+ [0-9]+ ladder _start;.*;ladder_c;ladder_d$' ||
+		fail "no ladder_d line in hot.out"
 	kill -0 "$rec"	# the recording, and so the target, still runs
 	pgrep -P "$rec" >/dev/null
 	wait_rc "${BG[-1]}"
@@ -266,7 +258,7 @@ wait_rc() {
 	# --idle cannot end it: the lock the recorder held, gone with it, does
 	timeout 60 "$PROF" tail --format=samples --idle=600 killed.spool >killed.out 2>killed.err &
 	BG+=($!)
-	wait_for_line killed.out 'ladder_d$' 10
+	wait_for_line killed.out 'ladder_d$' || fail "no ladder_d line in killed.out"
 	target=$(pgrep -P "$rec")
 	BG+=($target)
 	kill -9 "$rec" "$target"
@@ -283,7 +275,12 @@ wait_rc() {
 	assert_output --regexp '^ladder: [0-9]+ rounds'
 	grep -qE '^prof tail: live.spool, running, [0-9.]+ s recorded, 1 process and 1 thread alive$' <<<"$stderr"
 	grep -qE '^ +[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+% +ladder_d +ladder$' <<<"$stderr"
-	grep -qE '^prof tail: live.spool, finished, 2\.[0-9] s recorded' <<<"$stderr"
+	# finished, as long as the spool says it recorded (to the tenth tail prints)
+	recorded=$(sed -nE 's/^prof tail: live.spool, finished, ([0-9.]+) s recorded.*/\1/p' <<<"$stderr" | tail -n 1)
+	[ -n "$recorded" ] || fail "no finished view: $stderr"
+	ms=$("$PROF" report -q --format=json live.spool | jq '.counters.duration_ns / 1e6 | floor')
+	awk -v r="$recorded" -v ms="$ms" 'BEGIN { d = r * 1000 - ms; exit !(d >= -100 && d <= 100) }' ||
+		fail "the view says $recorded s recorded, the spool $ms ms"
 	assert_regex "${stderr_lines[-1]}" '^prof: [0-9]+ samples, [0-9]+ lost( \([0-9]+ gaps, [0-9]+ reconciliations\))?, 1 process, 1 thread, .*: live.spool$'
 	# the view's last count is the spool's
 	all=$(grep -E '^last .*; all: [0-9]+ samples' <<<"$stderr" | tail -n 1 | sed -E 's/.*all: ([0-9]+) samples.*/\1/')
@@ -329,7 +326,8 @@ wait_rc() {
 	tail=$(sed -n 's/^tail: //p' <<<"$output")
 	assert_line "recorder: $tail"
 	live=$(sed -n 's/^live: //p' <<<"$output")
-	[ "$live" -gt 0 ] && [ "$tail" -gt 1000 ]
+	[ "$live" -gt 0 ]
+	[ "$tail" -gt 1000 ]
 	run -0 "$PROF" report -q --format=folded rt.spool
 	# discarding gives back the disk space of what was read
 	run -0 --separate-stderr "$BUILD/rectail" --discard --freq 20000 rd.spool -- "$T/busy4" 3

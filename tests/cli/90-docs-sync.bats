@@ -65,7 +65,7 @@ argp_options() {
 
 	help_options "$1" | while read -r o; do
 		for a in "${ARGP_LONG[@]}" "${ARGP_SHORT[@]}"; do
-			[[ $o == "$a" ]] && echo "$o"
+			if [[ $o == "$a" ]]; then echo "$o"; fi
 		done
 	done
 }

@@ -91,3 +91,128 @@ load test_helper
 		esac
 	done
 }
+
+@test "no check in tests/ is an && list or a ! whose failure bats would ignore" {
+	local files
+	mapfile -t files < <(find "$TOP/tests" -path "$TOP/tests/npm" -prune -o \( -name '*.bats' -o -name '*.bash' \) -print | sort)
+	[ "${#files[@]}" -gt 20 ] || fail "no bats files in $TOP/tests"
+	run "$TOP/tests/tools/bats-chainlint" "${files[@]}"
+	assert_success
+	assert_output ""
+}
+
+@test "the chain lint finds the checks that cannot fail, and only those" {
+	local t=$BATS_TEST_TMPDIR/planted.bats n
+	# each line marked "never fails" checks something false, and bats passes
+	# the test all the same; the lint names each of those lines, and no other.
+	# (%test is @test: bats would take an @test line here for one of this file)
+	sed 's/^%test /@test /' >"$t" <<-'PLANTED'
+	#!/usr/bin/env bats
+	bats_require_minimum_version 1.5.0
+	bats_load_library bats-support
+	helper() {
+		[ -s "$1" ] && [ -s "$2" ]	# never fails
+		grep -q x "$1" && return 0
+		[ -z "$2" ]
+	}
+
+	%test "broken" {
+		helper /nonexistent ""
+		run -0 true
+		[ "$status" -eq 1 ] && [ "$output" = x ]	# never fails
+		! grep -q root /etc/passwd	# never fails
+		for f in a b; do
+			[ "$f" = c ] &&	# never fails
+				[ -n "$f" ]
+		done
+		(cd / && [ -e /nonexistent ] && pwd; true)	# never fails
+		{ [ -e /nonexistent ] && true; }	# never fails
+		if true; then [ 1 -eq 2 ] && true; fi	# never fails
+		x=$(echo "a && b"); [ "$x" = y ] && echo "$x"	# never fails
+		true
+	}
+
+	%test "sound" {
+		[[ -e / && -d / ]]
+		((1 && 2))
+		(cd / && [ -d / ])
+		awk 'NR > 1 && $1 > 2' /dev/null
+		bash -c '[ 1 -eq 2 ] && true; true'
+		if [ -s /nonexistent ] && [ -d / ]; then false; fi
+		while ! [ -d / ]; do [ -e / ] && break; done
+		[ -e /nonexistent ] && skip "told to"
+		[ -e /nonexistent ] && fail "it is there"
+		! [ -e /nonexistent ] || fail "it is there"
+		cat <<-EOF
+			[ 1 -eq 2 ] && true
+		EOF
+		[ -d / ] && [ -s /nonexistent ] || fail "a sound check fails its test"
+	}
+	PLANTED
+	run -1 "$TOP/tests/tools/bats-chainlint" "$t"
+	assert_equal "${#lines[@]}" "$(grep -c '# never fails$' "$t")"
+	for n in $(grep -n '# never fails$' "$t" | cut -d: -f1); do
+		assert_line --regexp "^${t//./\\.}:$n: (an && list|a !) whose status bats ignores: "
+	done
+	assert_line "$t:13: an && list whose status bats ignores: [ \"\$status\" -eq 1 ] && [ \"\$output\" = x ]	# never fails"
+	# bats agrees: the broken test passes, the sound one fails at its last line
+	# (a bats of its own: this one's settings, such as a -f filter, stay here)
+	run -1 bats --tap "$t"
+	assert_line "ok 1 broken"
+	assert_line "not ok 2 sound"
+	assert_line --partial "a sound check fails its test"
+}
+
+@test "unwind-differences explains a caller skipped in a prologue and a JIT entry, nothing else" {
+	local t=$BATS_TEST_TMPDIR pc ra deep nocall
+	printf '%s\n' '__attribute__((noinline)) int leaf(int x) { return x * 3; }' \
+		'int main(int argc, char **argv) { (void)argv; return leaf(argc) - 3; }' >"$t/p.c"
+	cc -O0 -fno-omit-frame-pointer -o "$t/p" "$t/p.c"
+	# off VADDR: its offset in p's file, as the check's log names a frame
+	off() {
+		local o v f
+		while read -r o v f; do
+			if (($1 >= v && $1 < v + f)); then
+				printf '%#x' $(($1 - v + o))
+				return
+			fi
+		done < <(readelf -lW "$t/p" | awk '$1 == "LOAD" { print $2, $3, $5 }')
+	}
+	leaf=0x$(nm "$t/p" | awk '$3 == "leaf" { print $1 }')
+	ret=0x$(objdump -d --no-show-raw-insn "$t/p" | awk '/call.*<leaf>/ { getline; sub(":", "", $1); print $1; exit }')
+	leaf_ret=0x$(objdump -d --no-show-raw-insn "$t/p" | awk '/<leaf>:/ { on = 1 } on && /\tret/ { sub(":", "", $1); print $1; exit }')
+	pc=$(off $((leaf + 1)))	# after leaf's push %rbp, before its mov %rsp,%rbp
+	deep=$(off $((leaf + 4)))	# after both
+	ra=$(off $((ret - 1)))	# main's call of leaf, as a caller's frame is logged
+	nocall=$(off $((leaf_ret - 1)))	# leaf's ret: it follows a pop, not a call
+	cat >"$t/check.log" <<-EOF
+	pid 1 tid 1: other frames
+	  compiled (complete): p+$pc p+$ra p+0x10
+	  libdwfl (complete): p+$pc p+0x10
+	pid 1 tid 1: other frames
+	  compiled (complete): p+$deep p+$ra p+0x10
+	  libdwfl (complete): p+$deep p+0x10
+	pid 1 tid 1: other frames
+	  compiled (complete): p+$pc p+$nocall p+0x10
+	  libdwfl (complete): p+$pc p+0x10
+	pid 1 tid 1: other frames
+	  compiled (unmapped-pc): 0x7f0000001041 0x7f000000103f
+	  libdwfl (unmapped-pc): 0x7f0000001041
+	pid 1 tid 1: other frames
+	  compiled (complete): 0x7f0000001041 p+$ra
+	  libdwfl (unmapped-pc): 0x7f0000001041
+	pid 1 tid 1: libdwfl lost the caller of a leaf frame
+	  compiled (complete): p+$pc p+$ra p+0x10
+	  libdwfl (complete): p+$pc p+0x10
+	EOF
+	run -1 "$TOP/tests/tools/unwind-differences" "$t/check.log" "$t/p"
+	assert_line --index 0 "other frames: 5, explained: 1 caller-skipped, 1 no-cfi-entry; unexplained: 3"
+	assert_line "  compiled (complete): p+$deep p+$ra p+0x10"
+	assert_line "  compiled (complete): p+$pc p+$nocall p+0x10"
+	assert_line "  compiled (complete): 0x7f0000001041 p+$ra"
+	assert_equal "$(grep -c '^pid ' <<<"$output")" 3
+	# the explained ones alone pass
+	sed -n '1,3p;10,12p' "$t/check.log" >"$t/explained.log"
+	run -0 "$TOP/tests/tools/unwind-differences" "$t/explained.log" "$t/p"
+	assert_output "other frames: 2, explained: 1 caller-skipped, 1 no-cfi-entry; unexplained: 0"
+}

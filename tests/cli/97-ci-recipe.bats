@@ -34,11 +34,14 @@ recipe() {
 	change=$(recipe "In a change's job")
 	[[ $main == *"prof record"* && $change == *"--fail-above"* ]] || fail "no recipe found in README"
 	run -0 sh -ec "$main"
-	[ -s base.spool ] && [ -s base.svg ]
+	[ -s base.spool ]
+	[ -s base.svg ]
 	# the same code: the job passes
 	run -0 sh -ec "$change"
 	assert_line --regexp '^ *[0-9.]+% +[0-9.]+% +[-+][0-9.]+%  stage_parse  stages$'
-	[ -s new.spool ] && [ -s new.svg ] && [ -s diff.svg ]
+	[ -s new.spool ]
+	[ -s new.svg ]
+	[ -s diff.svg ]
 	# stage_parse three times slower: its share grows from ~50% to ~75%, the job fails
 	WEIGHTS="3 1" run -3 sh -ec "$change"
 	assert_line --regexp '^ *[45][0-9]\.[0-9]+% +7[0-9]\.[0-9]+% +\+2[0-9]\.[0-9]+%  stage_parse  stages$'

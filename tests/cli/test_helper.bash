@@ -35,6 +35,77 @@ require_perf_events() {
 	fi
 }
 
+# wait_for_line FILE REGEX [SECONDS]: until FILE has a line matching
+# REGEX, for at most SECONDS (30)
+wait_for_line() {
+	local i
+	for ((i = 0; i < ${3:-30} * 10; i++)); do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_for_exec PID PROGRAM: until process PID runs PROGRAM (it was forked
+# from the shell: until then it is the shell), for at most 30 s
+wait_for_exec() {
+	local i want
+	want=$(readlink -f "$2")
+	for ((i = 0; i < 300; i++)); do
+		[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$want" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_for_spool_samples SPOOL N: until SPOOL, being written, holds N
+# samples in its flushed blocks (a recorder flushes one at least once a
+# second), for at most 60 s
+wait_for_spool_samples() {
+	local i n
+	for ((i = 0; i < 600; i++)); do
+		n=$("$PROF" report -q --format=json "$1" 2>/dev/null | jq .samples 2>/dev/null)
+		[ "${n:-0}" -ge "$2" ] 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The set-up of the files whose tests record: perf events, the targets in
+# $T, and each test in a directory of its own (setup() { setup_recording; })
+setup_recording() {
+	require_perf_events
+	T="$BUILD/targets"
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# lifetimes_agree LIFETIMES: the threads of the report on stdin (prof
+# report --weight=wall --by-thread) against LIFETIMES, waiter's "thread
+# NAME TID NS" lines: each thread's wall time, under whatever names its tid
+# had, is the time it lived by its own clock, to 3% (the on-CPU part is
+# counted in samples of a period the kernel adjusts as it goes, and the
+# thread's clock misses its first and last instructions: on a loaded
+# machine, 9 ms of a second seen); and there are no other threads.
+# Prints a line per thread; fails naming those that do not agree.
+lifetimes_agree() {
+	awk '
+		FNR == NR { name[$3] = $2; own[$3] = $4 / 1e6; next }
+		/^thread / && match($0, /\(tid [0-9]+\)/) {
+			tid = substr($0, RSTART + 5, RLENGTH - 6); ms[tid] += $(NF - 2)
+		}
+		END {
+			bad = 0
+			for (t in ms) if (!(t in own)) { print "tid " t ": not a thread of waiter"; bad = 1 }
+			for (t in own) {
+				d = ms[t] - own[t]; if (d < 0) d = -d
+				printf "%-9s tid %s: %8.2f ms in the profile, %8.2f ms by its clock\n",
+				       name[t], t, ms[t], own[t]
+				if (d > 0.03 * own[t]) { print "  " name[t] ": not its lifetime"; bad = 1 }
+			}
+			exit bad
+		}' "$1" -
+}
+
 # node and the npm package $1, as .ci/deps check installs it in tests/npm
 require_npm() {
 	command -v node >/dev/null || skip_or_fail "node is not installed (nodejs)"

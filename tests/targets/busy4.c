@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busy4 - stress target: four threads, named "busy-0" .. "busy-3" (each
- * names itself before it burns anything), each burning the CPU for SECONDS in
- * its own function busy_thread_N through the shared leaf busy_spin; main only
- * joins them.  On two cores the four threads share the CPUs.
+ * names itself before it burns anything), each burning SECONDS of its own CPU
+ * time (its thread's CPU clock, not wall time) in its own function
+ * busy_thread_N through the shared leaf busy_spin; main only joins them.  On
+ * two cores the four threads share the CPUs: 2 x SECONDS of wall time on an
+ * idle machine, and the same samples, only later, on a loaded one.
  *
  * Expected stacks (thread name: chain), nearly every sample:
  *   busy-N: start_thread -> busy_thread_N -> busy_spin     (N = 0..3)
@@ -18,13 +20,14 @@
 
 #define STEP __attribute__((noinline, noclone))
 
-static double seconds = 1.0, start;
+static double seconds = 1.0;
 
-static double now(void)
+/* The thread's CPU time: what SECONDS counts. */
+static double cpu_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -41,14 +44,14 @@ static STEP unsigned long busy_spin(unsigned long x)
 #define BUSY_THREAD(N)							\
 	static STEP void *busy_thread_##N(void *arg)			\
 	{								\
-		double end = start + seconds;				\
+		double end = cpu_now() + seconds;			\
 		unsigned long sum = 0, n = N;				\
 									\
 		(void)arg;						\
 		pthread_setname_np(pthread_self(), "busy-" #N);		\
 		do {							\
 			sum += busy_spin(n++);				\
-		} while (now() < end);					\
+		} while (cpu_now() < end);				\
 		return (void *)(sum & 0xfff);				\
 	}
 
@@ -66,7 +69,6 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		seconds = atof(argv[1]);
-	start = now();
 	for (i = 0; i < 4; i++)
 		if (pthread_create(&tid[i], NULL, fn[i], NULL)) {
 			fprintf(stderr, "busy4: pthread_create failed\n");

@@ -11,6 +11,10 @@
  *
  *   dlopen_main [SECONDS]   (default 1; exits 0, or 1 if the library cannot
  *                            be loaded)
+ *
+ * SECONDS is CPU time (the thread's CPU clock), not wall time, so that a
+ * recording holds about 999 samples a second of it however loaded the
+ * machine is; a loaded machine only takes longer.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -11,6 +11,10 @@
  * (Without following children, only the parent's chain.)
  *
  *   forker [SECONDS]   (default 1; exits 0 if the child exited 0, else 1)
+ *
+ * SECONDS is CPU time (the thread's CPU clock), not wall time, so that a
+ * recording holds about 999 samples a second of it however loaded the
+ * machine is; a loaded machine only takes longer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +25,12 @@
 /* no_icf: the twin functions below must not be folded into one. */
 #define STEP __attribute__((noinline, noclone, no_icf))
 
-static double now(void)
+/* The thread's CPU time: what SECONDS counts. */
+static double cpu_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -41,12 +46,12 @@ static STEP unsigned long child_spin(unsigned long x) { SPIN_BODY(1) }
 static STEP unsigned long parent_spin(unsigned long x) { SPIN_BODY(3) }
 
 #define BUSY_BODY(SPIN)							\
-	double end = now() + seconds;					\
+	double end = cpu_now() + seconds;					\
 	unsigned long sum = 0, n = 0;					\
 									\
 	do {								\
 		sum += SPIN(n++);					\
-	} while (now() < end);						\
+	} while (cpu_now() < end);						\
 	return sum;
 
 static STEP unsigned long child_busy(double seconds) { BUSY_BODY(child_spin) }

@@ -14,6 +14,10 @@
  *   main -> sig_busy -> sig_spin         (the child only sleeps)
  *
  *   sigtarget [SECONDS]   (default 1; exits 3)
+ *
+ * SECONDS is CPU time (the thread's CPU clock), not wall time, so that a
+ * recording holds about 999 samples a second of it however loaded the
+ * machine is; a loaded machine only takes longer.
  */
 #include <errno.h>
 #include <signal.h>
@@ -37,11 +41,12 @@ static void on_signal(int sig)
 		sigcont_count++;
 }
 
-static double now(void)
+/* The thread's CPU time: what SECONDS counts. */
+static double cpu_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -65,12 +70,12 @@ static STEP unsigned long sig_spin(unsigned long x)
 
 static STEP unsigned long sig_busy(double seconds)
 {
-	double end = now() + seconds;
+	double end = cpu_now() + seconds;
 	unsigned long sum = 0, n = 0;
 
 	do {
 		sum += sig_spin(n++);
-	} while (now() < end);
+	} while (cpu_now() < end);
 	return sum;
 }
 

@@ -8,7 +8,16 @@
  *
  *   phase FUNCTION WALL_NS CPU_NS
  *
- * summed over the threads that ran it.  Every function below is a frame of its own (noinline), so a profile names
+ * summed over the threads that ran it, then per thread (the main thread is
+ * "waiter") its tid and the time it lived, from its first instruction to
+ * its last (CLOCK_MONOTONIC, by the thread itself):
+ *
+ *   thread NAME TID LIFETIME_NS
+ *
+ * (A thread is "waiter" until it names itself, and a profile may see it
+ * under both names: its tid says which thread it is.)
+ *
+ * Every function below is a frame of its own (noinline), so a profile names
  * them:
  *
  *   "sleeper":  start_thread -> sleeper_main -> sleep_phase -> nanosleep
@@ -50,6 +59,13 @@ static int pipefd[2];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t totals_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t wall_total[NPHASES], cpu_total[NPHASES];
+
+/* A thread of waiter: its name, and the time it lived by its own clock. */
+struct worker {
+	const char *name;
+	pid_t tid;
+	uint64_t start_ns, lifetime_ns;
+};
 
 static uint64_t now(clockid_t c)
 {
@@ -150,25 +166,30 @@ static STEP void compute_phase(void)
 
 static STEP void *sleeper_main(void *arg)
 {
+	struct worker *w = arg;
 	struct timing t = { 0 };
 
-	(void)arg;
-	pthread_setname_np(pthread_self(), "sleeper");
+	w->start_ns = now(CLOCK_MONOTONIC);
+	w->tid = gettid();
+	pthread_setname_np(pthread_self(), w->name);
 	while (now(CLOCK_MONOTONIC) < end_ns) {
 		begin(&t);
 		sleep_phase();
 		end(&t, SLEEP);
 	}
 	add_totals(&t);
+	w->lifetime_ns = now(CLOCK_MONOTONIC) - w->start_ns;
 	return NULL;
 }
 
 static STEP void *reader_main(void *arg)
 {
+	struct worker *w = arg;
 	struct timing t = { 0 };
 
-	(void)arg;
-	pthread_setname_np(pthread_self(), "reader");
+	w->start_ns = now(CLOCK_MONOTONIC);
+	w->tid = gettid();
+	pthread_setname_np(pthread_self(), w->name);
 	for (;;) {
 		begin(&t);
 		pipe_phase();
@@ -177,15 +198,18 @@ static STEP void *reader_main(void *arg)
 			break;
 	}
 	add_totals(&t);
+	w->lifetime_ns = now(CLOCK_MONOTONIC) - w->start_ns;
 	return NULL;
 }
 
 static STEP void *writer_main(void *arg)
 {
+	struct worker *w = arg;
 	struct timing t = { 0 };
 
-	(void)arg;
-	pthread_setname_np(pthread_self(), "writer");
+	w->start_ns = now(CLOCK_MONOTONIC);
+	w->tid = gettid();
+	pthread_setname_np(pthread_self(), w->name);
 	while (now(CLOCK_MONOTONIC) < end_ns) {
 		begin(&t);
 		write_phase();
@@ -195,14 +219,18 @@ static STEP void *writer_main(void *arg)
 	if (write(pipefd[1], "x", 1) != 1)
 		abort();
 	add_totals(&t);
+	w->lifetime_ns = now(CLOCK_MONOTONIC) - w->start_ns;
 	return NULL;
 }
 
 static STEP void *locker_main(void *arg)
 {
+	struct worker *w = arg;
 	struct timing t = { 0 };
 
-	pthread_setname_np(pthread_self(), arg);
+	w->start_ns = now(CLOCK_MONOTONIC);
+	w->tid = gettid();
+	pthread_setname_np(pthread_self(), w->name);
 	while (now(CLOCK_MONOTONIC) < end_ns) {
 		begin(&t);
 		lock_phase();
@@ -212,21 +240,25 @@ static STEP void *locker_main(void *arg)
 		end(&t, HOLD);
 	}
 	add_totals(&t);
+	w->lifetime_ns = now(CLOCK_MONOTONIC) - w->start_ns;
 	return NULL;
 }
 
 static STEP void *computer_main(void *arg)
 {
+	struct worker *w = arg;
 	struct timing t = { 0 };
 
-	(void)arg;
-	pthread_setname_np(pthread_self(), "computer");
+	w->start_ns = now(CLOCK_MONOTONIC);
+	w->tid = gettid();
+	pthread_setname_np(pthread_self(), w->name);
 	while (now(CLOCK_MONOTONIC) < end_ns) {
 		begin(&t);
 		compute_phase();
 		end(&t, COMPUTE);
 	}
 	add_totals(&t);
+	w->lifetime_ns = now(CLOCK_MONOTONIC) - w->start_ns;
 	return NULL;
 }
 
@@ -243,10 +275,14 @@ int main(int argc, char **argv)
 {
 	void *(*fns[])(void *) = { sleeper_main, reader_main, writer_main, locker_main,
 				   locker_main, computer_main };
-	char *args[] = { NULL, NULL, NULL, "locker1", "locker2", NULL };
+	struct worker workers[] = { { "sleeper" }, { "reader" }, { "writer" }, { "locker1" },
+				    { "locker2" }, { "computer" }, { "waiter" } };
 	pthread_t th[6];
 	struct timing t = { 0 };
 	int i;
+
+	workers[6].start_ns = now(CLOCK_MONOTONIC);
+	workers[6].tid = gettid();
 
 	if (argc > 1)
 		seconds = atof(argv[1]);
@@ -258,7 +294,7 @@ int main(int argc, char **argv)
 		return 1;
 	end_ns = now(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9);
 	for (i = 0; i < 6; i++)
-		if (pthread_create(&th[i], NULL, fns[i], args[i]))
+		if (pthread_create(&th[i], NULL, fns[i], &workers[i]))
 			return 1;
 	begin(&t);
 	join_phase(th, 6);
@@ -267,5 +303,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < NPHASES; i++)
 		printf("phase %s %llu %llu\n", phase_names[i], (unsigned long long)wall_total[i],
 		       (unsigned long long)cpu_total[i]);
+	workers[6].lifetime_ns = now(CLOCK_MONOTONIC) - workers[6].start_ns;
+	for (i = 0; i < 7; i++)
+		printf("thread %s %d %llu\n", workers[i].name, (int)workers[i].tid,
+		       (unsigned long long)workers[i].lifetime_ns);
+	fflush(stdout);
 	return 0;
 }
