@@ -1,13 +1,22 @@
 # Makefile - builds prof, libprof.a and libprof.so, the tests and the fuzzer.  Hand-written;
-# ./configure (run by make itself when needed) only writes config.mk and
-# config.h.  `make SANITIZE=1 ...` builds everything with ASan+UBSan in
-# build-san/; `make CI=true` or `make WERROR=1` turns warnings into errors.
+# ./configure writes config.mk and config.h (make runs it by itself when needed,
+# again with the options it was last given).  `make SANITIZE=1 ...` builds
+# everything with ASan+UBSan in build-san/; `make CI=true` or `make WERROR=1`
+# turns warnings into errors.
+#
+# Directories are ./configure's (--prefix, --exec-prefix, --bindir, --libdir,
+# --includedir, --datarootdir, --mandir), kept unexpanded, so make's command
+# line overrides them as it does CFLAGS, CPPFLAGS and LDFLAGS:
+# `make install prefix=/opt/x DESTDIR=...`.  The old PREFIX= and LIBDIR= are
+# still taken from the command line.
 
 SANITIZE ?=
 FUZZ_SECONDS ?= 60
-PREFIX ?= /usr/local
-LIBDIR ?= $(PREFIX)/lib
 DESTDIR ?=
+# pkgconf's pkg.m4 (PKG_CHECK_MODULES), copied to aclocal.m4 for autoconf.
+ACLOCAL_DIR ?= /usr/share/aclocal
+# The header that holds PROF_VERSION (configure.ac names it too).
+VERSION_H := lib/prof.h
 
 # O: the build directory.  The plain build also puts prof at the top.
 ifeq ($(SANITIZE),1)
@@ -19,23 +28,40 @@ SAN_FLAGS :=
 endif
 BIN := $(if $(filter build,$(O)),prof,$(O)/prof)
 # The shared library: the soname changes only when the API breaks.
-VERSION := $(shell sed -n 's/^\#define PROF_VERSION "\(.*\)"$$/\1/p' lib/prof.h)
+VERSION := $(shell sed -n 's/^\#define PROF_VERSION "\(.*\)"$$/\1/p' $(VERSION_H))
 SONAME := libprof.so.0
 SHLIB := $(O)/libprof.so.$(VERSION)
 
 # Goals that must work without configuring (and so without dependencies).
-NOCONF_GOALS := clean distclean
+NOCONF_GOALS := clean distclean configure
 ifneq ($(filter-out $(NOCONF_GOALS),$(or $(MAKECMDGOALS),all)),)
 include config.mk
 endif
+
+# The old spelling, PREFIX= and LIBDIR=, from the command line only (an
+# environment's PREFIX, as conda and termux set, must not move an install).
+ifeq ($(origin PREFIX),command line)
+prefix = $(PREFIX)
+endif
+ifeq ($(origin LIBDIR),command line)
+libdir = $(LIBDIR)
+endif
+pkgconfigdir = $(libdir)/pkgconfig
+bashcompdir = $(datarootdir)/bash-completion/completions
+zshcompdir = $(datarootdir)/zsh/vendor-completions
+fishcompdir = $(datarootdir)/fish/vendor_completions.d
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes
 ifneq ($(filter true 1,$(CI) $(WERROR)),)
 WARN += -Werror
 endif
-CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -D_GNU_SOURCE -I. -Ilib -I$(O) -MMD -MP
-ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
+# The tree's own headers come before any -I of CPPFLAGS, which could hold an
+# installed prof.h; CFLAGS come after WARN, so that -Wno-... in them wins.
+# Linking gets CFLAGS too, as automake's does, for -flto and the like.
+INCLUDES = -I. -Ilib -I$(O)
+ALL_CFLAGS = -std=gnu11 $(INCLUDES) -D_GNU_SOURCE $(CPPFLAGS) $(PROF_CFLAGS) $(WARN) $(CFLAGS) \
+	$(SAN_FLAGS) -MMD -MP
+ALL_LDFLAGS = $(CFLAGS) $(LDFLAGS) $(SAN_FLAGS)
 # Ground-truth targets: optimized, debug info, and no frame pointers, as the
 # programs prof exists for are built.
 TARGET_CFLAGS = -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once
@@ -56,15 +82,37 @@ TARGET_LIBS := $(TARGET_LIB_SRCS:tests/targets/%.c=$(O)/targets/%.so)
 TOOLS := $(O)/spoolgen $(O)/trickle $(O)/livegen $(O)/rectail $(O)/fuzz-replay $(O)/hottest \
 	$(O)/unwind-replay
 
-.PHONY: all check demo install clean distclean fuzz tests
+# The public headers as installed: prof/prof.h (the umbrella, lib/prof.h) and
+# prof/*.h.  The example is built against a copy in $(O)/include, as a
+# program outside the tree is against the installed ones.
+PUBLIC_HDRS := $(wildcard lib/prof/*.h)
+STAGED_HDRS := $(O)/include/prof/prof.h $(PUBLIC_HDRS:lib/prof/%=$(O)/include/prof/%)
+MAN1 := $(wildcard man/*.1)
+MAN5 := $(wildcard man/*.5)
+
+.PHONY: all check demo install uninstall configure clean distclean fuzz tests FORCE
 .DELETE_ON_ERROR:
 
 all: $(BIN) $(SHLIB)
 
-config.mk: configure.ac
+# ./configure from configure.ac; autoconf -f, since the version it takes
+# from $(VERSION_H) is not a dependency autom4te's cache knows of.
+define make_configure
+	@test -f $(ACLOCAL_DIR)/pkg.m4 || { echo "make: $(ACLOCAL_DIR)/pkg.m4 not found:" \
+		"apt-get install pkgconf, or make ACLOCAL_DIR=DIR" >&2; exit 1; }
+	cp $(ACLOCAL_DIR)/pkg.m4 aclocal.m4
+	autoconf -f && autoheader -f
+endef
+
+configure:
+	$(make_configure)
+
+# Configured again, with the options ./configure was last given, when
+# configure.ac changed or $(VERSION_H) holds another version than configure.
+config.mk: configure.ac $(if $(filter-out $(VERSION),$(PROF_CONFIGURED_VERSION)),FORCE)
 	@.ci/deps build
-	autoconf && autoheader
-	./configure
+	$(make_configure)
+	if [ -f config.status ]; then ./config.status --recheck && ./config.status; else ./configure; fi
 
 config.h: config.mk
 
@@ -119,6 +167,17 @@ $(O)/rectail: $(O)/tests/tools/rectail.o $(O)/libprof.a
 $(O)/unwind-replay: $(O)/tests/tools/unwind-replay.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
+$(O)/include/prof/prof.h: lib/prof.h
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(O)/include/prof/%.h: lib/prof/%.h
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(O)/examples/hottest.o: INCLUDES = -I$(O)/include
+$(O)/examples/hottest.o: $(STAGED_HDRS)
+
 $(O)/hottest: $(O)/examples/hottest.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
@@ -162,29 +221,43 @@ fuzz: $(O)/flamegraph_js.h
 	$(O)/fuzz-spool -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
 		$(O)/fuzz-corpus tests/fuzz/corpus
 
-# libprof.pc is written here, for the PREFIX and LIBDIR installed to.
+# libprof.pc is written here, for the directories installed to.  The shared
+# library is not executable (Debian policy 8.1); nothing is stripped
+# (dh_strip keeps the debug info apart).
 install: $(BIN) $(O)/libprof.a $(SHLIB)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include \
-		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions \
-		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/prof
-	install -m 644 $(O)/libprof.a $(DESTDIR)$(LIBDIR)/libprof.a
-	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
-	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
-	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libprof.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-		-e 's|@PRIVATE_LIBS@|$(strip $(filter-out -ldw -lelf -lz,$(PROF_LIBS)))|' \
-		lib/libprof.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libprof.pc
-	install -m 644 lib/prof.h $(DESTDIR)$(PREFIX)/include/prof.h
-	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
-	install -m 644 completions/prof.bash \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/prof
-	install -m 644 completions/_prof $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_prof
-	install -m 644 completions/prof.fish \
-		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/prof.fish
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) \
+		$(DESTDIR)$(includedir)/prof $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
+		$(DESTDIR)$(bashcompdir) $(DESTDIR)$(zshcompdir) $(DESTDIR)$(fishcompdir)
+	install -m 755 $(BIN) $(DESTDIR)$(bindir)/prof
+	install -m 644 $(O)/libprof.a $(SHLIB) $(DESTDIR)$(libdir)/
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(libdir)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libprof.so
+	sed -e 's|@prefix@|$(prefix)|' -e 's|@exec_prefix@|$(exec_prefix)|' \
+		-e 's|@libdir@|$(libdir)|' -e 's|@includedir@|$(includedir)|' \
+		-e 's|@VERSION@|$(VERSION)|' -e 's|@PRIVATE_LIBS@|$(strip $(PROF_PC_LIBS_PRIVATE))|' \
+		lib/libprof.pc.in >$(DESTDIR)$(pkgconfigdir)/libprof.pc
+	install -m 644 lib/prof.h $(DESTDIR)$(includedir)/prof/prof.h
+	$(if $(PUBLIC_HDRS),install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(includedir)/prof/)
+	install -m 644 $(MAN1) $(DESTDIR)$(mandir)/man1/
+	install -m 644 $(MAN5) $(DESTDIR)$(mandir)/man5/
+	install -m 644 completions/prof.bash $(DESTDIR)$(bashcompdir)/prof
+	install -m 644 completions/_prof $(DESTDIR)$(zshcompdir)/_prof
+	install -m 644 completions/prof.fish $(DESTDIR)$(fishcompdir)/prof.fish
+	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+# What install put there and nothing else: the directories stay, but for
+# $(includedir)/prof, which is prof's alone (and stays if something else is
+# in it).
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/prof \
+		$(addprefix $(DESTDIR)$(libdir)/,libprof.a $(notdir $(SHLIB)) $(SONAME) libprof.so) \
+		$(DESTDIR)$(pkgconfigdir)/libprof.pc \
+		$(addprefix $(DESTDIR)$(includedir)/prof/,prof.h $(notdir $(PUBLIC_HDRS))) \
+		$(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(MAN1))) \
+		$(addprefix $(DESTDIR)$(mandir)/man5/,$(notdir $(MAN5))) \
+		$(DESTDIR)$(bashcompdir)/prof $(DESTDIR)$(zshcompdir)/_prof \
+		$(DESTDIR)$(fishcompdir)/prof.fish
+	@if [ -d $(DESTDIR)$(includedir)/prof ]; then rmdir $(DESTDIR)$(includedir)/prof 2>/dev/null || true; fi
 	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 clean:
@@ -192,6 +265,6 @@ clean:
 
 distclean: clean
 	rm -rf config.mk config.h config.h.in config.h.in~ config.log config.status configure \
-		autom4te.cache
+		configure~ aclocal.m4 autom4te.cache
 
 -include $(wildcard $(O)/*/*.d $(O)/*/*/*.d $(O)/*/*/*/*.d)
