@@ -4,6 +4,15 @@
 # everything with ASan+UBSan in build-san/; `make CI=true` or `make WERROR=1`
 # turns warnings into errors.
 #
+# Installing packages: only the README's set-up commands, `make demo` and
+# `make check`, do: they run .ci/deps first, which as root installs the Debian
+# packages missing (apt-get) and, for check, the npm packages of tests/npm
+# (npm ci, over the network).  NO_DEPS=1 (on make's command line or in the
+# environment) turns that off, as a packager's `make check NO_DEPS=1` wants;
+# a test whose tool is missing then skips, saying which (and fails under
+# PROF_TEST_STRICT=1).  Plain `make`, `make install` and `make uninstall`
+# never install anything or use the network.
+#
 # Directories are ./configure's (--prefix, --exec-prefix, --bindir, --libdir,
 # --includedir, --datarootdir, --mandir), kept unexpanded, so make's command
 # line overrides them as it does CFLAGS, CPPFLAGS and LDFLAGS:
@@ -13,6 +22,7 @@
 SANITIZE ?=
 FUZZ_SECONDS ?= 60
 DESTDIR ?=
+NO_DEPS ?=
 # pkgconf's pkg.m4 (PKG_CHECK_MODULES), copied to aclocal.m4 for autoconf.
 ACLOCAL_DIR ?= /usr/share/aclocal
 # The header that holds PROF_VERSION (configure.ac names it too).
@@ -32,8 +42,9 @@ VERSION := $(shell sed -n 's/^\#define PROF_VERSION "\(.*\)"$$/\1/p' $(VERSION_H
 SONAME := libprof.so.0
 SHLIB := $(O)/libprof.so.$(VERSION)
 
-# Goals that must work without configuring (and so without dependencies).
-NOCONF_GOALS := clean distclean configure
+# Goals that must work without configuring (and so without dependencies):
+# demo and check install those first, then configure in a make of their own.
+NOCONF_GOALS := clean distclean configure demo check
 ifneq ($(filter-out $(NOCONF_GOALS),$(or $(MAKECMDGOALS),all)),)
 include config.mk
 endif
@@ -50,6 +61,12 @@ pkgconfigdir = $(libdir)/pkgconfig
 bashcompdir = $(datarootdir)/bash-completion/completions
 zshcompdir = $(datarootdir)/zsh/vendor-completions
 fishcompdir = $(datarootdir)/fish/vendor_completions.d
+
+ifeq ($(NO_DEPS),1)
+DEPS := @true
+else
+DEPS := @.ci/deps
+endif
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes
 ifneq ($(filter true 1,$(CI) $(WERROR)),)
@@ -72,7 +89,9 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 # tests/targets/lib*.c are shared libraries for the targets, not programs.
 TARGET_SRCS := $(filter-out tests/targets/lib%.c,$(wildcard tests/targets/*.c))
 TARGET_LIB_SRCS := $(wildcard tests/targets/lib*.c)
-TARGET_CXX_SRCS := $(wildcard tests/targets/*.cpp)
+# Without a C++ compiler the C++ target is not built; the tests that profile
+# it skip, saying so.
+TARGET_CXX_SRCS := $(if $(shell command -v $(firstword $(CXX))),$(wildcard tests/targets/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/%.o)
 CMD_OBJS := $(CMD_SRCS:%.c=$(O)/%.o)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(O)/%.o)
@@ -110,7 +129,6 @@ configure:
 # Configured again, with the options ./configure was last given, when
 # configure.ac changed or $(VERSION_H) holds another version than configure.
 config.mk: configure.ac $(if $(filter-out $(VERSION),$(PROF_CONFIGURED_VERSION)),FORCE)
-	@.ci/deps build
 	$(make_configure)
 	if [ -f config.status ]; then ./config.status --recheck && ./config.status; else ./configure; fi
 
@@ -199,23 +217,29 @@ $(O)/targets/lib%.so: tests/targets/lib%.c
 tests: $(BIN) $(SHLIB) $(O)/unit-tests $(TOOLS) $(TARGETS) $(TARGET_LIBS)
 
 # What the tests need (g++ for the C++ target among them) is installed
-# before anything is built, so that `make check` works on a fresh machine.
+# before anything is built, so that `make check` works on a fresh machine;
+# NO_DEPS=1 leaves the machine as it is.
 check:
-	@.ci/deps check
+	$(DEPS) check
 	@$(MAKE) --no-print-directory tests
 	@PROF=$(abspath $(BIN)) BUILD=$(abspath $(O)) SANITIZE=$(SANITIZE) tests/run
 
 # Record the bundled ladder (main -> ladder_a -> ... -> ladder_d, -O2, no
 # frame pointers) and report it.
-demo: $(BIN) $(O)/targets/ladder
+demo:
+	$(DEPS) build
+	@$(MAKE) --no-print-directory $(BIN) $(O)/targets/ladder
 	./$(BIN) record -o $(O)/demo.spool -- $(O)/targets/ladder 2
 	./$(BIN) report $(O)/demo.spool
 
-# libFuzzer over the spool reader, seeded with tests/fuzz/corpus.
+# libFuzzer over the spool reader, seeded with tests/fuzz/corpus.  It installs
+# nothing: `.ci/deps fuzz` does, as root.
+FUZZ_CC = $(or $(CLANG),clang)
 fuzz: $(O)/flamegraph_js.h
-	@.ci/deps fuzz
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz: $(FUZZ_CC) not found:" \
+		"apt-get install clang libclang-rt-14-dev (.ci/deps fuzz does, as root)" >&2; exit 1; }
 	@mkdir -p $(O)/fuzz-corpus
-	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib -I$(O) \
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. -Ilib -I$(O) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$(LIB_SRCS) tests/fuzz/fuzz-spool.c -o $(O)/fuzz-spool $(PROF_LIBS)
 	$(O)/fuzz-spool -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \

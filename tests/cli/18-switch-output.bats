@@ -19,6 +19,7 @@ samples() {
 }
 
 @test "--switch-output=1s: a file a second, each reading on its own, all of them as one" {
+	require_cmd jq jq
 	run -0 --separate-stderr "$PROF" record --switch-output=1s -o x.spool -- "$BUILD/targets/ladder" 3.5
 	summary=$stderr
 	mapfile -t files < <(ls x.spool.* 2>/dev/null)
@@ -54,6 +55,7 @@ samples() {
 }
 
 @test "--switch-output=SIZE, --switch-max-files, and SIGUSR2" {
+	require_cmd jq jq
 	# (a file grows a block at a time, at least once a second)
 	run -0 "$PROF" record -q --switch-output=4K -o s.spool -- "$BUILD/targets/churn" 3
 	n=$(ls s.spool.* | wc -l)
@@ -95,6 +97,7 @@ samples() {
 }
 
 @test "prof tail reads the files of a recording as one" {
+	require_cmd jq jq
 	run -0 "$PROF" record -q --switch-output=1s -o t.spool -- "$BUILD/targets/ladder" 2.5
 	run -0 "$PROF" tail --format=samples t.spool.*
 	assert_equal "${#lines[@]}" "$(samples t.spool.*)"
@@ -104,6 +107,7 @@ samples() {
 }
 
 @test "prof tail FILE follows a recording split by --switch-output live, file after file" {
+	require_cmd jq jq
 	# started first: it waits for the recording, which never writes x.spool itself
 	"$PROF" tail --format=samples --idle=20 x.spool >live.txt 2>live.err &
 	BG+=($!)

@@ -35,6 +35,18 @@ require_perf_events() {
 	fi
 }
 
+# require_cmd COMMAND PACKAGE: a tool the test runs, from the Debian PACKAGE
+# (.ci/deps check installs it; `make check NO_DEPS=1` may go without)
+require_cmd() {
+	command -v "$1" >/dev/null || skip_or_fail "$1 is not installed ($2)"
+}
+
+# the C++ target, which make builds only where there is a C++ compiler
+require_cxx_target() {
+	[ -x "$BUILD/targets/cxx_target" ] ||
+		skip_or_fail "no $BUILD/targets/cxx_target: there was no C++ compiler (g++) to build it"
+}
+
 # node and the npm package $1, as .ci/deps check installs it in tests/npm
 require_npm() {
 	command -v node >/dev/null || skip_or_fail "node is not installed (nodejs)"
