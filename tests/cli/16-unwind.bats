@@ -141,6 +141,7 @@ while time.time() - t < 1.5:
 }
 
 @test "JIT code with frame pointers and a frameless JIT leaf: complete stacks to main" {
+	require_libc_debug
 	run -0 --separate-stderr "$PROF" record -v -o j.spool -- "$T/jit" --frames 1
 	assert_regex "$stderr" 'prof: unwound [0-9]+ user frames: fp-anon [1-9]'
 	run -0 "$PROF" report -q --format=folded j.spool

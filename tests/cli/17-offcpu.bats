@@ -68,6 +68,7 @@ compare_shares() {
 
 @test "--off-cpu: a thread's wall time is its lifetime, and the mutex waiter's stack shows the caller of pthread_mutex_lock" {
 	require_perf_events
+	require_libc_debug
 	run -0 "$PROF" record -q --off-cpu -o w.spool -- "$BUILD/targets/waiter" 1
 	run -0 "$PROF" report -q --weight=wall --by-thread w.spool
 	# seven threads, each alive about a second: 0.9 to 1.15 s of wall time
@@ -269,6 +270,7 @@ compare_shares() {
 @test "--off-cpu: a context-switch storm is counted, and its losses said apart from samples" {
 	require_perf_events
 	require_cmd jq jq
+	require_libc_debug
 	run -0 --separate-stderr "$PROF" record --off-cpu -o p.spool -- "$BUILD/targets/pingpong" 1
 	assert_regex "$stderr" $'\nprof: off-CPU: [0-9]+ intervals'
 	# most of the switch-outs the target made are intervals, the rest counted lost

@@ -20,6 +20,7 @@ samples() {
 
 @test "--switch-output=1s: a file a second, each reading on its own, all of them as one" {
 	require_cmd jq jq
+	require_libc_debug
 	run -0 --separate-stderr "$PROF" record --switch-output=1s -o x.spool -- "$BUILD/targets/ladder" 3.5
 	summary=$stderr
 	mapfile -t files < <(ls x.spool.* 2>/dev/null)
@@ -133,6 +134,7 @@ samples() {
 }
 
 @test "prof tail FILE.STAMP reads on to the recording's end; --from-end starts at the newest file's end" {
+	require_cmd jq jq
 	run -0 "$PROF" record -q --switch-output=1s -o x.spool -- "$BUILD/targets/ladder" 3.5
 	mapfile -t files < <(ls x.spool.*)
 	((${#files[@]} >= 3)) || fail "files: ${files[*]}"

@@ -186,6 +186,7 @@ split_debug() {
 
 @test "a stripped binary: its frames are module+0xOFFSET inside the right functions" {
 	require_perf_events
+	require_libc_debug
 	cp "$T/ladder" ladder
 	strip --strip-all ladder
 	"$PROF" record -q -o s.spool -- ./ladder 0.5

@@ -47,6 +47,16 @@ require_cxx_target() {
 		skip_or_fail "no $BUILD/targets/cxx_target: there was no C++ compiler (g++) to build it"
 }
 
+# libc's own names (start_thread, __libc_start_call_main, clone3): in its
+# debug file, by build-id under /usr/lib/debug, which libc6-dbg installs
+require_libc_debug() {
+	local libc id
+	libc=$(ldd "$BUILD/targets/ladder" | awk '$1 == "libc.so.6" { print $3 }')
+	id=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+	[ -n "$id" ] && [ -f "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] ||
+		skip_or_fail "no debug file for ${libc:-libc.so.6} (libc6-dbg): libc's own functions go unnamed"
+}
+
 # node and the npm package $1, as .ci/deps check installs it in tests/npm
 require_npm() {
 	command -v node >/dev/null || skip_or_fail "node is not installed (nodejs)"
