@@ -127,10 +127,14 @@ configure:
 	$(make_configure)
 
 # Configured again, with the options ./configure was last given, when
-# configure.ac changed or $(VERSION_H) holds another version than configure.
+# configure.ac changed or $(VERSION_H) holds another version than configure
+# (which must then hold that one, or make would configure for ever).
 config.mk: configure.ac $(if $(filter-out $(VERSION),$(PROF_CONFIGURED_VERSION)),FORCE)
 	$(make_configure)
 	if [ -f config.status ]; then ./config.status --recheck && ./config.status; else ./configure; fi
+	@v=$$(sed -n 's/^PROF_CONFIGURED_VERSION = //p' $@); [ "$$v" = "$(VERSION)" ] || \
+		{ echo "make: configure says version $$v, $(VERSION_H) $(VERSION):" \
+			"configure.ac must take it from $(VERSION_H)" >&2; exit 1; }
 
 config.h: config.mk
 

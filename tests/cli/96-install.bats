@@ -49,7 +49,7 @@ install_to() {
 	install_to "$D"
 	export PKG_CONFIG_SYSROOT_DIR="$D" PKG_CONFIG_PATH="$D/usr/local/lib/pkgconfig"
 	run -0 pkg-config --modversion libprof
-	assert_output "$(sed -n 's/^#define PROF_VERSION "\(.*\)"$/\1/p' "$TOP/lib/prof.h")"
+	assert_output "$("$PROF" --version | awk 'NR == 1 { print $2 }')"
 	run -0 pkg-config --cflags --libs libprof
 	assert_output --regexp "^-I$D/usr/local/include .*-L$D/usr/local/lib +-lprof *$"
 	mkdir app
