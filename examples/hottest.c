@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hottest - record a command with libprof and print its hottest stack,
- * root first, one frame a line.  It uses nothing but lib/prof.h: launch
- * suspended, attach, poll until the command is done, finish, then read the
- * spool back and symbolize.  Built by `make tests`; tests/cli runs it.
+ * root first, one frame a line.  It uses nothing but <prof/prof.h>, the
+ * public header as installed (make builds it against a copy of that
+ * layout): launch suspended, attach, poll until the command is done, finish,
+ * then read the spool back and symbolize.  Built by `make tests`; tests/cli
+ * runs it.
  *
  *   hottest [--memory] SPOOL COMMAND [ARG...]
  *   hottest --pid PID SECONDS SPOOL
@@ -21,7 +23,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "prof.h"
+#include <prof/prof.h>
 
 static int die(const char *what)
 {

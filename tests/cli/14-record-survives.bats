@@ -81,6 +81,7 @@ spool_samples() {
 
 @test "killed during start-up, before sampling: FILE as it was, nothing beside it" {
 	require_gdb
+	require_cmd pgrep procps
 	echo first >s.spool
 	# launched: the spool is made, the command not yet released
 	run kill_at prof_launched_release record -o s.spool -- "$T/ladder" 5
@@ -107,6 +108,7 @@ spool_samples() {
 }
 
 @test "killed while sampling: report reads every flushed block and says the recorder was killed" {
+	require_cmd pgrep procps
 	echo first >s.spool
 	"$PROF" record -q -o s.spool -- "$T/ladder" 30 >/dev/null &
 	BG+=($!)

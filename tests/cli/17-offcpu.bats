@@ -68,6 +68,7 @@ compare_shares() {
 
 @test "--off-cpu: a thread's wall time is its lifetime, and the mutex waiter's stack shows the caller of pthread_mutex_lock" {
 	require_perf_events
+	require_libc_debug
 	run -0 "$PROF" record -q --off-cpu -o w.spool -- "$BUILD/targets/waiter" 1
 	grep '^thread ' <<<"$output" >lifetimes
 	[ "$(wc -l <lifetimes)" -eq 7 ] || fail "waiter printed: $output"
@@ -183,6 +184,7 @@ compare_shares() {
 }
 
 @test "--weight on a synthetic spool: every format weighs the intervals by their time" {
+	require_cmd jq jq
 	sp=$(spool off.spool --offcpu 100 --elf "$BUILD/targets/ladder" --kernel)
 	# intervals j = 0..99 last (1 + j % 7) ms: 395 ms in all, 299 blocked, 96 runnable
 	run -0 "$PROF" report -q --weight=off-cpu --format=folded "$sp"
@@ -223,6 +225,7 @@ compare_shares() {
 }
 
 @test "--weight=off-cpu exports: perf-script, pprof, speedscope and svg carry the time" {
+	require_cmd jq jq
 	sp=$(spool off.spool --offcpu 100 --elf "$BUILD/targets/ladder")
 	run -0 "$PROF" report -q --weight=off-cpu --format=perf-script "$sp"
 	assert_equal "$(grep -c ' offcpu-time: $' <<<"$output")" 100
@@ -253,6 +256,7 @@ compare_shares() {
 }
 
 @test "prof tail shows off-CPU time, and --weight=off-cpu ranks the functions that waited" {
+	require_cmd jq jq
 	sp=$(spool off.spool --offcpu 100 --elf "$BUILD/targets/ladder")
 	run -0 "$PROF" tail --format=top "$sp"
 	assert_line --regexp '^off-CPU last: [0-9.]+ s blocked, [0-9.]+ s runnable \(100 intervals\); all: 0\.299 s blocked, 0\.096 s runnable$'
@@ -270,6 +274,8 @@ compare_shares() {
 
 @test "--off-cpu: a context-switch storm is counted, and its losses said apart from samples" {
 	require_perf_events
+	require_cmd jq jq
+	require_libc_debug
 	run -0 --separate-stderr "$PROF" record --off-cpu -o p.spool -- "$BUILD/targets/pingpong" 1
 	assert_regex "$stderr" $'\nprof: off-CPU: [0-9]+ intervals'
 	# most of the switch-outs the target made are intervals, the rest counted lost

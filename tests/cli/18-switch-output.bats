@@ -42,6 +42,8 @@ wait_for_files() {
 }
 
 @test "--switch-output=1s: a file a second, each reading on its own, all of them as one" {
+	require_cmd jq jq
+	require_libc_debug
 	run -0 --separate-stderr "$PROF" record --switch-output=1s -o x.spool -- "$BUILD/targets/ladder" 3.5
 	summary=$stderr
 	mapfile -t files < <(ls x.spool.* 2>/dev/null)
@@ -87,6 +89,7 @@ wait_for_files() {
 }
 
 @test "--switch-output=SIZE, --switch-max-files, and SIGUSR2" {
+	require_cmd jq jq
 	# (a file grows a block at a time, at least once a second: churn's are
 	# 6-7K on an idle machine, and 2K leaves room for one that gives it a
 	# fifth of the CPU)
@@ -167,6 +170,7 @@ wait_for_files() {
 }
 
 @test "prof tail reads the files of a recording as one" {
+	require_cmd jq jq
 	run -0 "$PROF" record -q --switch-output=1s -o t.spool -- "$BUILD/targets/ladder" 2.5
 	run -0 "$PROF" tail --format=samples t.spool.*
 	assert_equal "${#lines[@]}" "$(samples t.spool.*)"
@@ -176,6 +180,7 @@ wait_for_files() {
 }
 
 @test "prof tail FILE follows a recording split by --switch-output live, file after file" {
+	require_cmd jq jq
 	# started first: it waits for the recording, which never writes x.spool itself
 	"$PROF" tail --format=samples --idle=20 x.spool >live.txt 2>live.err &
 	BG+=($!)
@@ -204,6 +209,7 @@ wait_for_files() {
 }
 
 @test "prof tail FILE.STAMP reads on to the recording's end; --from-end starts at the newest file's end" {
+	require_cmd jq jq
 	run -0 "$PROF" record -q --switch-output=1s -o x.spool -- "$BUILD/targets/ladder" 3.5
 	mapfile -t files < <(ls x.spool.*)
 	((${#files[@]} >= 3)) || fail "files: ${files[*]}"

@@ -21,6 +21,7 @@ anon() {
 }
 
 @test "a minute of churn: the recorder's descriptors stay, its memory stays flat after 20 s" {
+	require_libc_debug
 	# Under ASan (make check SANITIZE=1) what the recorder frees waits in a
 	# quarantine of up to 256 MiB before it is reused, and every allocation's
 	# call stack is kept in a table that only grows: both would grow with

@@ -166,6 +166,7 @@ split_debug() {
 
 @test "C++ names are demangled as c++filt does, and left mangled with --no-demangle" {
 	require_perf_events
+	require_cxx_target
 	"$PROF" record -q -o c.spool -- "$T/cxx_target" 0.5
 	mangled=$(nm "$T/cxx_target" | awk '$3 ~ /^_Z/ && $3 ~ /(shapes4spin|AccumulatorI[mj]E5churn|_ZZ4mainENKUlmE_clEm)/ { print $3 }' | sort)
 	[ "$(wc -l <<<"$mangled")" -eq 4 ] || fail "expected 4 mangled functions, got: $mangled"
@@ -187,6 +188,7 @@ split_debug() {
 
 @test "a stripped binary: its frames are module+0xOFFSET inside the right functions" {
 	require_perf_events
+	require_libc_debug
 	cp "$T/ladder" ladder
 	strip --strip-all ladder
 	"$PROF" record -q -o s.spool -- ./ladder 0.5

@@ -328,6 +328,7 @@ svg_geometry_matches_folded() {
 
 @test "svg of a recording with inline frames: each inlined function a frame of its own" {
 	require_perf_events
+	require_libc_debug
 	command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
 	cd "$BATS_TEST_TMPDIR"
 	"$PROF" record -q -o i.spool -- "$BUILD/targets/inline" >/dev/null

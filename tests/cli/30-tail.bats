@@ -146,6 +146,7 @@ wait_rc() {
 }
 
 @test "--format=json prints one object per interval, with the documented keys" {
+	require_cmd jq jq
 	spool="$(spool j.spool --samples 300 --elf "$T/ladder")"
 	run -0 --separate-stderr "$PROF" tail --format=json "$spool"
 	assert_equal "${#lines[@]}" 1
@@ -237,6 +238,7 @@ wait_rc() {
 
 @test "lines of the target's hottest function show while the target still runs" {
 	require_perf_events
+	require_cmd pgrep procps
 	"$PROF" record -q -o hot.spool -- "$T/ladder" 8 >/dev/null &
 	BG+=($!)
 	rec=${BG[-1]}
@@ -252,6 +254,7 @@ wait_rc() {
 
 @test "a recorder killed with SIGKILL: tail says so and ends by itself, with exit 2" {
 	require_perf_events
+	require_cmd pgrep procps
 	"$PROF" record -q -o killed.spool -- "$T/ladder" 30 >/dev/null &
 	BG+=($!)
 	rec=${BG[-1]}

@@ -43,6 +43,7 @@ format_value() {
 
 @test "every man page passes groff -ww with no warning" {
 	local page errors=""
+	require_cmd groff groff-base
 
 	for page in $(man_pages); do
 		run --separate-stderr groff -ww -z -man "$TOP/$page"
@@ -100,6 +101,7 @@ format_value() {
 
 @test "prof-spool.5 names every record tag of spool_format.h, with its number" {
 	local text name value errors="" n=0
+	require_cmd groff groff-base
 
 	text=$(rendered man/prof-spool.5)
 	while read -r name value; do
@@ -118,6 +120,7 @@ format_value() {
 
 @test "prof-spool.5 lists every TRAILER counter key of spool_format.h" {
 	local text name value errors="" n=0
+	require_cmd groff groff-base
 
 	text=$(rendered man/prof-spool.5)
 	while read -r name value; do
@@ -136,6 +139,7 @@ format_value() {
 
 @test "prof-spool.5 states the layout constants of spool_format.h" {
 	local text header block max ratio major varint errors=""
+	require_cmd groff groff-base
 
 	text=$(rendered man/prof-spool.5)
 	header=$(format_value HEADER_LEN)

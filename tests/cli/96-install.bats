@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # make install into a DESTDIR: the command, the man pages and completions,
 # and a library others can link: libprof.so.0 exporting only the API,
-# libprof.a, prof.h and libprof.pc.  A program outside the tree is built
+# libprof.a, prof/prof.h and libprof.pc.  A program outside the tree is built
 # with pkg-config against the installed shared library, and run.
 load test_helper
 
@@ -10,16 +10,19 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# make install, outside the make that runs the tests
+# make install, outside the make that runs the tests, to /usr/local whatever
+# the tree was configured with
 install_to() {
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$TOP" install DESTDIR="$1" \
-		PREFIX=/usr/local SANITIZE="${SANITIZE:-}" >/dev/null
+		prefix=/usr/local exec_prefix=/usr/local bindir=/usr/local/bin libdir=/usr/local/lib \
+		includedir=/usr/local/include datarootdir=/usr/local/share mandir=/usr/local/share/man \
+		SANITIZE="${SANITIZE:-}" >/dev/null
 }
 
 @test "make install puts the command, the docs and the library in DESTDIR" {
 	install_to "$D"
 	local lib="$D/usr/local/lib" f
-	for f in bin/prof include/prof.h lib/libprof.a lib/pkgconfig/libprof.pc \
+	for f in bin/prof include/prof/prof.h lib/libprof.a lib/pkgconfig/libprof.pc \
 		share/man/man1/prof.1 share/man/man1/prof-record.1 share/man/man5/prof-spool.5 \
 		share/bash-completion/completions/prof share/zsh/vendor-completions/_prof \
 		share/fish/vendor_completions.d/prof.fish; do
@@ -46,7 +49,7 @@ install_to() {
 	install_to "$D"
 	export PKG_CONFIG_SYSROOT_DIR="$D" PKG_CONFIG_PATH="$D/usr/local/lib/pkgconfig"
 	run -0 pkg-config --modversion libprof
-	assert_output "$(sed -n 's/^#define PROF_VERSION "\(.*\)"$/\1/p' "$TOP/lib/prof/base.h")"
+	assert_output "$("$PROF" --version | awk 'NR == 1 { print $2 }')"
 	run -0 pkg-config --cflags --libs libprof
 	assert_output --regexp "^-I$D/usr/local/include .*-L$D/usr/local/lib +-lprof *$"
 	mkdir app

@@ -106,6 +106,28 @@ lifetimes_agree() {
 		}' "$1" -
 }
 
+# require_cmd COMMAND PACKAGE: a tool the test runs, from the Debian PACKAGE
+# (.ci/deps check installs it; `make check NO_DEPS=1` may go without)
+require_cmd() {
+	command -v "$1" >/dev/null || skip_or_fail "$1 is not installed ($2)"
+}
+
+# the C++ target, which make builds only where there is a C++ compiler
+require_cxx_target() {
+	[ -x "$BUILD/targets/cxx_target" ] ||
+		skip_or_fail "no $BUILD/targets/cxx_target: there was no C++ compiler (g++) to build it"
+}
+
+# libc's own names (start_thread, __libc_start_call_main, clone3): in its
+# debug file, by build-id under /usr/lib/debug, which libc6-dbg installs
+require_libc_debug() {
+	local libc id
+	libc=$(ldd "$BUILD/targets/ladder" | awk '$1 == "libc.so.6" { print $3 }')
+	id=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+	[ -n "$id" ] && [ -f "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] ||
+		skip_or_fail "no debug file for ${libc:-libc.so.6} (libc6-dbg): libc's own functions go unnamed"
+}
+
 # node and the npm package $1, as .ci/deps check installs it in tests/npm
 require_npm() {
 	command -v node >/dev/null || skip_or_fail "node is not installed (nodejs)"
