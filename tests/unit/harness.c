@@ -9,6 +9,8 @@
  * the programs it starts), so that no unit test can come to need them.
  */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -25,6 +28,36 @@
 static const struct unit_test *tests[MAX_TESTS];
 static size_t ntests;
 static bool failed;
+
+const char *t_target(const char *name)
+{
+	static struct {
+		const char *name;
+		char path[PATH_MAX];
+	} found[8];
+	char buf[PATH_MAX], self[PATH_MAX];
+	const char *build = getenv("BUILD");
+	size_t i;
+	ssize_t n;
+
+	for (i = 0; i < sizeof(found) / sizeof(found[0]) && found[i].name; i++)
+		if (!strcmp(found[i].name, name))
+			return found[i].path;
+	if (i == sizeof(found) / sizeof(found[0]))
+		return NULL;
+	if (!build) {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0)
+			return NULL;
+		self[n] = '\0';
+		build = dirname(self);
+	}
+	snprintf(buf, sizeof(buf), "%s/targets/%s", build, name);
+	if (!realpath(buf, found[i].path))
+		return NULL;
+	found[i].name = name;
+	return found[i].path;
+}
 
 void t_register(const struct unit_test *t)
 {

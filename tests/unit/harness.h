@@ -64,4 +64,10 @@ bool t_failed(void);
 			return;                                                            \
 	} while (0)
 
+/*
+ * The test target NAME of this build ($BUILD/targets/NAME, else beside
+ * unit-tests), as a real path kept until exit; NULL if it is not there.
+ */
+const char *t_target(const char *name);
+
 #endif /* PROF_TEST_HARNESS_H */

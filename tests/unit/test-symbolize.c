@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,25 +119,10 @@ static size_t build_id_of(const char *path, uint8_t *id)
 	return len > 0 ? (size_t)len : 0;
 }
 
-/* The ladder target of this build: $BUILD/targets/ladder, else beside unit-tests. */
+/* The ladder target of this build. */
 static const char *ladder_path(void)
 {
-	static char path[PATH_MAX];
-	char buf[PATH_MAX], self[PATH_MAX];
-	const char *build = getenv("BUILD");
-	ssize_t n;
-
-	if (path[0])
-		return path;
-	if (!build) {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n < 0)
-			return NULL;
-		self[n] = '\0';
-		build = dirname(self);
-	}
-	snprintf(buf, sizeof(buf), "%s/targets/ladder", build);
-	return realpath(buf, path);
+	return t_target("ladder");
 }
 
 /* Programs built here once: a non-PIE executable and a stripped shared library. */

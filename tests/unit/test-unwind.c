@@ -10,7 +10,6 @@
  * was in, in order.  Nothing here opens a perf event.
  */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,25 +23,10 @@
 #include "symbols/elf_file.h"
 #include "unwind/unwind.h"
 
-/* The selfsample target of this build: $BUILD/targets/selfsample, else beside unit-tests. */
+/* The selfsample target of this build. */
 static const char *target_path(void)
 {
-	static char path[PATH_MAX];
-	char buf[PATH_MAX], self[PATH_MAX];
-	const char *build = getenv("BUILD");
-	ssize_t n;
-
-	if (path[0])
-		return path;
-	if (!build) {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n < 0)
-			return NULL;
-		self[n] = '\0';
-		build = dirname(self);
-	}
-	snprintf(buf, sizeof(buf), "%s/targets/selfsample", build);
-	return realpath(buf, path);
+	return t_target("selfsample");
 }
 
 #define MAX_SAMPLES 32
