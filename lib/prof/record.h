@@ -129,6 +129,14 @@ struct prof_recorder_opts {
 	bool switch_signal;
 	uint32_t switch_max_files;	/* keep the newest N files (older ones are removed);
 					 * 0: all */
+	/*
+	 * The whole machine (prof_recorder_open_system()): the CPUs sampled,
+	 * "0-3,6" (NULL: every online CPU), and a cgroup whose tasks alone
+	 * are sampled (a cgroup v2 directory, absolute or under
+	 * /sys/fs/cgroup; NULL: every task).
+	 */
+	const char *cpus;
+	const char *cgroup;
 };
 
 /* What one prof_recorder_poll() did. */
@@ -219,6 +227,23 @@ int prof_recorder_attach(pid_t pid, const char *spool_path, enum prof_attach_mod
  */
 int prof_recorder_attach_sink(pid_t pid, const struct prof_sink *sink, enum prof_attach_mode mode,
 			      const struct prof_recorder_opts *opts, struct prof_recorder **ret);
+
+/*
+ * Start recording the whole machine into a new spool for SPOOL_PATH, as
+ * prof_recorder_attach() does for one process: every task that runs on
+ * the CPUs of OPTS' cpus (all online CPUs by default), or only those of
+ * OPTS' cgroup, the processes already running read from /proc once and
+ * the ones that come later followed from the kernel's records, until
+ * prof_recorder_close().  Sampling starts with prof_recorder_enable().
+ * CPU-wide events need kernel.perf_event_paranoid <= 0, CAP_PERFMON or
+ * root.
+ * Returns: 0 and *ret; -EACCES or -EPERM (perf events of every task
+ * refused: the message names the setting and the capability); -EINVAL
+ * (options: a CPU list or cgroup that does not parse or exist); file
+ * errors.
+ */
+int prof_recorder_open_system(const char *spool_path, const struct prof_recorder_opts *opts,
+			      struct prof_recorder **ret);
 
 /*
  * Enable sampling and let held processes run again (ON_EXEC events enable

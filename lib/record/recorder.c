@@ -176,6 +176,15 @@ int prof_recorder_attach(pid_t pid, const char *spool_path, enum prof_attach_mod
 	return recorder_new(pid, spool_path, NULL, mode, opts, ret);
 }
 
+int prof_recorder_open_system(const char *spool_path, const struct prof_recorder_opts *opts,
+			      struct prof_recorder **ret)
+{
+	(void)spool_path;
+	(void)opts;
+	(void)ret;
+	return error_setx(-ENOTSUP, "recording the whole machine is not there yet");
+}
+
 int prof_recorder_attach_sink(pid_t pid, const struct prof_sink *sink,
 			      enum prof_attach_mode mode, const struct prof_recorder_opts *opts,
 			      struct prof_recorder **ret)
