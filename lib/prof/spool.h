@@ -291,6 +291,9 @@ struct prof_counters {
 	uint64_t offcpu_unsampled;	/* of those, without a stack (switch-out sample lost) */
 	uint64_t offcpu_truncated;	/* of those, with a stack whose unwind stopped early */
 	uint64_t switch_events;		/* switch-out samples the kernel delivered */
+	/* the whole machine: of sample_events, the idle task's; the CPUs sampled (0: not it) */
+	uint64_t idle_samples;
+	uint64_t cpus;
 };
 
 /* Sum of lost[] over every kind. */
