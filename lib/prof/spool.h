@@ -241,6 +241,8 @@ enum prof_meta_flags {
 					 * shared lock knows the writing has ended */
 	PROF_META_OFFCPU = 1u << 4,	/* off-CPU intervals were recorded (then the
 					 * spool is format version 2.0) */
+	PROF_META_SYSTEM = 1u << 5,	/* the whole machine (record -a): every task of
+					 * its CPUs, the idle task counted in the trailer */
 };
 
 /* What a recording was: the first record of every spool. */

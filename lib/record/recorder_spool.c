@@ -31,7 +31,7 @@ int rec_new_writer(struct prof_recorder *rec, const struct prof_sink *sink)
 		.flags = (o->no_inherit ? 0 : PROF_META_INHERIT) |
 			 (rec->on_exec ? 0 : PROF_META_ATTACHED) | (rec->kernel ? PROF_META_KERNEL : 0) |
 			 (rec->file.locked ? PROF_META_LOCKED : 0) |
-			 (o->off_cpu ? PROF_META_OFFCPU : 0),
+			 (o->off_cpu ? PROF_META_OFFCPU : 0) | (rec->system ? PROF_META_SYSTEM : 0),
 	};
 	int32_t pids[64];
 	size_t i;

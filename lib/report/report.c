@@ -78,7 +78,8 @@ static void print_meta(FILE *out, const struct prof_meta *m)
 		fprintf(out, "period %" PRIu64, m->period);
 	fprintf(out, ", user stack %" PRIu64 " bytes%s%s%s\n", m->stack_bytes,
 		m->flags & PROF_META_KERNEL ? ", kernel frames" : "",
-		m->flags & PROF_META_INHERIT ? ", children followed" : "",
+		m->flags & PROF_META_SYSTEM ? ", the whole machine"
+		: m->flags & PROF_META_INHERIT ? ", children followed" : "",
 		m->flags & PROF_META_OFFCPU ? ", off-CPU" : "");
 	fprintf(out, "%-14s", "host:");
 	put_str(out, m->hostname);
