@@ -50,29 +50,55 @@ static int parse_cpus(struct prof_recorder *rec)
 	return 0;
 }
 
-/* perf's -G: a cgroup v2 directory, as a path or under /sys/fs/cgroup. */
+/*
+ * Where cgroup v2 is mounted: /sys/fs/cgroup, or on a hybrid system
+ * (v1 controllers there) its "unified" directory, as /proc/self/mounts
+ * says, into BUF.
+ */
+static void cgroup2_root(char *buf, size_t len)
+{
+	char line[4096], dev[64], dir[3072], type[64];
+	FILE *f = fopen("/proc/self/mounts", "re");
+
+	snprintf(buf, len, CGROUP_ROOT);
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %3071s %63s", dev, dir, type) == 3 &&
+		    !strcmp(type, "cgroup2")) {
+			snprintf(buf, len, "%s", dir);
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+/* A cgroup v2 directory: one that lists its processes. */
+static int open_cgroup_dir(const char *path)
+{
+	char procs[4200];
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	if (access(procs, F_OK) < 0)
+		return -1;
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* perf's -G: a cgroup v2 directory, as a path or under the cgroup v2 mount. */
 static int open_cgroup(struct prof_recorder *rec)
 {
 	const char *g = rec->opts.cgroup;
-	char path[4096];
+	char root[3072], path[4096];
 	int fd = -1;
 
 	if (!g)
 		return 0;
 	if (g[0] == '/')
-		fd = open(g, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		while (*g == '/')
-			g++;
-		snprintf(path, sizeof(path), CGROUP_ROOT "/%s", g);
-		/* a cgroup v2 directory is one that lists its processes */
-		if (*g && strstr(path, "/..") == NULL) {
-			char procs[4200];
-
-			snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
-			if (access(procs, F_OK) == 0)
-				fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		}
+		fd = open_cgroup_dir(g);
+	while (*g == '/')
+		g++;
+	if (fd < 0 && *g && !strstr(g, "..")) {
+		cgroup2_root(root, sizeof(root));
+		snprintf(path, sizeof(path), "%s/%s", root, g);
+		fd = open_cgroup_dir(path);
 	}
 	if (fd < 0)
 		return error_setx(-EINVAL, "no such cgroup: %s", rec->opts.cgroup);
