@@ -152,7 +152,9 @@ static int cgroup_pids(int dirfd, pid_t **ret)
 
 int rec_system_synthesize(struct prof_recorder *rec)
 {
-	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	uint64_t start = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t tick_ns = 1000000000ull / (uint64_t)(hz > 0 ? hz : 100);
 	size_t procs = 0, threads = 0;
 	pid_t *pids, *tids;
 	int n, i, k, r = 0;
@@ -161,27 +163,36 @@ int rec_system_synthesize(struct prof_recorder *rec)
 	if (n < 0)
 		return error_set(n, "cannot list the processes running");
 	for (i = 0; i < n && r >= 0; i++) {
+		uint64_t ticks, nthreads;
 		struct proc *p;
+		struct thr *t;
 		char comm[16];
 		pid_t ppid;
 		int nt;
 
-		if (pids[i] == rec->self || proc_stat(pids[i], comm, &ppid, NULL) < 0)
-			continue;	/* ourselves, or gone already */
-		r = pt_process(&rec->pt, pids[i], start, true, &p);
-		nt = r < 0 ? 0 : proc_tasks(pids[i], &tids);
-		for (k = 0; k < nt && r >= 0; k++) {
-			struct thr *t;
-
-			r = pt_thread(&rec->pt, pids[i], tids[k], start, &t);
+		if (pids[i] == rec->self ||
+		    proc_stat_threads(pids[i], comm, &ppid, &ticks, &nthreads) < 0 ||
+		    pt_find_process(&rec->pt, pids[i]))
+			continue;	/* ourselves, gone already, or known */
+		r = pt_process_read(&rec->pt, pids[i], ppid, comm, ticks * tick_ns, start, true, &p);
+		procs++;
+		if (r >= 0 && nthreads == 1) {
+			/* its one thread is its leader, whose name stat gave */
+			r = pt_thread_named(&rec->pt, p, pids[i], comm, start, &t);
+			threads++;
+			continue;
 		}
+		nt = r < 0 ? 0 : proc_tasks(pids[i], &tids);
+		for (k = 0; k < nt && r >= 0; k++)
+			r = pt_thread(&rec->pt, pids[i], tids[k], start, &t);
 		if (nt > 0)
 			free(tids);
-		procs++;
 		threads += nt > 0 ? (size_t)nt : 0;
 	}
 	free(pids);
 	rec->synthesis_ns = clock_ns(CLOCK_MONOTONIC) - start;
+	rec->synthesis_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	rec->synthesis_processes = procs;
 	pr_debug("read %zu processes (%zu threads) from /proc in %.1f ms", procs, threads,
 		(double)rec->synthesis_ns / 1e6);
 	return r;

@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "addr_space.h"
@@ -118,12 +119,53 @@ void as_release(struct addr_space *as)
 	as_init(as, as->pid, as->shared);
 }
 
-static bool same_file(const char *path, uint32_t maj, uint32_t min, uint64_t inode)
-{
-	struct stat st;
+/* A stat memo's life: a file replaced since is seen again at most this late. */
+#define STAT_MEMO_NS 200000000ull
 
-	return stat(path, &st) == 0 && major(st.st_dev) == maj && minor(st.st_dev) == min &&
-	       st.st_ino == inode;
+/* stat(2) of PATH, or what SH saw of it in the last STAT_MEMO_NS.  0 or -1 (errno set). */
+static int memo_stat(struct as_shared *sh, const char *path, struct as_stat_memo *ret)
+{
+	uint64_t h = 14695981039346656037ull, now;
+	struct as_stat_memo *m;
+	struct timespec ts;
+	struct stat st;
+	const char *c;
+
+	for (c = path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	h |= 1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	m = sh ? &sh->stats[h % AS_STAT_MEMO] : ret;
+	if (sh && m->path_hash == h && now - m->when_ns < STAT_MEMO_NS) {
+		*ret = *m;
+		errno = m->err;
+		return m->err ? -1 : 0;
+	}
+	memset(m, 0, sizeof(*m));
+	m->path_hash = h;
+	m->when_ns = now;
+	if (stat(path, &st) < 0) {
+		m->err = errno;
+	} else {
+		m->ino = st.st_ino;
+		m->size = (uint64_t)st.st_size;
+		m->mtime_ns = stat_mtime_ns(&st);
+		m->dev_major = major(st.st_dev);
+		m->dev_minor = minor(st.st_dev);
+	}
+	*ret = *m;
+	errno = m->err;
+	return m->err ? -1 : 0;
+}
+
+static bool same_file(struct as_shared *sh, const char *path, uint32_t maj, uint32_t min,
+		      uint64_t inode)
+{
+	struct as_stat_memo st;
+
+	return memo_stat(sh, path, &st) == 0 && st.dev_major == maj && st.dev_minor == min &&
+	       st.ino == inode;
 }
 
 /* What the ELF file at PATH says: its PT_LOAD segments and build-id.  False: no ELF file. */
@@ -173,27 +215,26 @@ static void read_elf(struct addr_space *as, struct as_module *m)
 {
 	struct as_shared *sh = as->shared;
 	struct elf_facts one = { 0 }, *f = NULL;
-	struct stat st;
+	struct as_stat_memo st;
 	size_t i;
 
-	if (stat(m->open_path, &st) < 0)
+	if (memo_stat(sh, m->open_path, &st) < 0)
 		return;
 	for (i = 0; sh && sh->facts && i < sh->nfacts && !f; i++) {
 		struct elf_facts *c = &sh->facts[i];
 
-		if (c->inode == st.st_ino && c->dev_major == major(st.st_dev) &&
-		    c->dev_minor == minor(st.st_dev) && c->size == (uint64_t)st.st_size &&
-		    c->mtime_ns == stat_mtime_ns(&st))
+		if (c->inode == st.ino && c->dev_major == st.dev_major &&
+		    c->dev_minor == st.dev_minor && c->size == st.size && c->mtime_ns == st.mtime_ns)
 			f = c;
 	}
 	if (!f) {
 		if (!read_facts(m->open_path, &one))
 			return;
-		one.dev_major = major(st.st_dev);
-		one.dev_minor = minor(st.st_dev);
-		one.inode = st.st_ino;
-		one.size = (uint64_t)st.st_size;
-		one.mtime_ns = stat_mtime_ns(&st);
+		one.dev_major = st.dev_major;
+		one.dev_minor = st.dev_minor;
+		one.inode = st.ino;
+		one.size = st.size;
+		one.mtime_ns = st.mtime_ns;
 		f = &one;
 		/* without room for the cache, each mapping reads its file's headers */
 		if (sh && !sh->facts)
@@ -249,12 +290,12 @@ int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pg
 		/* the kernel marks a deleted file's path: the name is without it */
 		if (len > dl && !strcmp(m->path + len - dl, " (deleted)"))
 			m->path[len - dl] = '\0';
-		if (same_file(m->path, maj, min, inode)) {
+		if (same_file(as->shared, m->path, maj, min, inode)) {
 			m->open_path = m->path;
 		} else {
 			if (asprintf(&root, "/proc/%d/root%s", (int)pid, m->path) < 0)
 				root = NULL;
-			if (root && same_file(root, maj, min, inode)) {
+			if (root && same_file(NULL, root, maj, min, inode)) {
 				m->open_path = root;	/* a process in another mount namespace */
 				root = NULL;
 			} else {
