@@ -369,7 +369,7 @@ static bool is_self(const struct prof_recorder *rec, const struct perf_event_hea
 	uint32_t pid;
 	size_t len;
 
-	if (h->type == PERF_RECORD_SWITCH)
+	if (h->type == PERF_RECORD_SWITCH || h->type == PERF_RECORD_SWITCH_CPU_WIDE)
 		return perf_sample_id_parse(&rec->layout, h, &id) == 0 &&
 		       (pid_t)id.pid == rec->self;
 	if (h->type != PERF_RECORD_MMAP2 && h->type != PERF_RECORD_COMM &&
@@ -399,7 +399,12 @@ static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
 		return handle_sample(rec, h, switches);
 	if (rec->system && is_self(rec, h))
 		return 0;	/* the recorder's own mappings, threads, switches */
-	if (h->type == PERF_RECORD_SWITCH)
+	/*
+	 * A CPU's events (the whole machine) say SWITCH_CPU_WIDE, with the
+	 * other task in the body; whose switch it is, is the sample_id's, as
+	 * for a task's
+	 */
+	if (h->type == PERF_RECORD_SWITCH || h->type == PERF_RECORD_SWITCH_CPU_WIDE)
 		return handle_switch(rec, h);
 	p = perf_record_body(&rec->layout, h, &body);
 	if (!p)
@@ -556,6 +561,14 @@ int rec_reconcile(struct prof_recorder *rec)
 				r = pt_process_exit(&rec->pt, p, now);
 			continue;
 		}
+		/*
+		 * The whole machine: thousands of processes, most never sampled;
+		 * a sample's own pc reads its process's maps again when they
+		 * lack it, and its thread is made as it is seen.  A sweep of all
+		 * their maps after each loss would cost more than the loss.
+		 */
+		if (rec->system)
+			continue;
 		r = pt_refresh_maps(&rec->pt, p, now);
 		n = r < 0 ? 0 : proc_tasks(p->pid, &tids);
 		for (k = 0; k < n && r >= 0; k++) {

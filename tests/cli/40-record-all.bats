@@ -171,6 +171,16 @@ samples_of() {
 	assert_line --regexp "^ *[0-9.]+ $(cat pid) $(cat pid) ladder .*;ladder_d\$"
 }
 
+@test "-a --off-cpu: a thread's waits on a CPU's events, timed as it measured them" {
+	run -0 --separate-stderr "$PROF" record -a --off-cpu -o o.spool -- "${WITH_PID[@]}" "$T/waiter" 1
+	# the off-CPU time of sleep_phase by its own clocks (wall less CPU), in us
+	truth=$(awk '$1 == "phase" && $2 == "sleep_phase" { print ($3 - $4) / 1000 }' <<<"$output")
+	got=$("$PROF" report -q --weight=off-cpu --pid="$(cat pid)" --format=folded o.spool |
+		awk '/;sleep_phase;/ { n += $NF } END { print n + 0 }')
+	awk -v a="$truth" -v b="$got" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 0.05 * a) }' ||
+		fail "sleep_phase: $got us off-CPU in the profile, $truth us by its clocks"
+}
+
 # prof and a target where nobody can run them
 nobody_setup() {
 	[ "$(id -u)" -eq 0 ] || skip_or_fail "dropping to user nobody needs root"
