@@ -20,7 +20,13 @@
 #define SPOOL_MAGIC_LEN 8
 #define SPOOL_HEADER_LEN 16
 #define SPOOL_VERSION_MAJOR 1
-#define SPOOL_VERSION_MINOR 1
+/*
+ * Minor version 1 (trailer keys 17 and 18, meta flag SYSTEM) only where
+ * they are used, a recording of the whole machine: every other spool stays
+ * byte for byte what it was.
+ */
+#define SPOOL_VERSION_MINOR 0
+#define SPOOL_VERSION_MINOR_SYSTEM 1
 /*
  * A spool that may hold off-CPU records is version 2.0: a reader of 1.x
  * would not know the record, and says so at once rather than stop midway.

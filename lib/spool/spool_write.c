@@ -305,7 +305,8 @@ static int writer_new(const struct prof_sink *sink_arg, const char *name,
 	w->offcpu = meta->flags & PROF_META_OFFCPU;
 	spool_file_header_pack(header, &(struct spool_file_header){
 		.major = w->offcpu ? SPOOL_VERSION_MAJOR_OFFCPU : SPOOL_VERSION_MAJOR,
-		.minor = SPOOL_VERSION_MINOR });
+		.minor = meta->flags & PROF_META_SYSTEM ? SPOOL_VERSION_MINOR_SYSTEM
+							: SPOOL_VERSION_MINOR });
 	r = sink_write(w, header, sizeof(header));
 	if (r < 0)
 		goto out_free;
