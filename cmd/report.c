@@ -21,6 +21,7 @@ enum {
 	OPT_MIN_PERCENT,
 	OPT_BY_THREAD,
 	OPT_BY_PROCESS,
+	OPT_IDLE,
 	OPT_LINES,
 	OPT_NO_DEMANGLE,
 	OPT_DEBUG_DIR,
@@ -93,6 +94,8 @@ static const struct argp_option report_options[] = {
 	  "tree, folded and svg: each stack from its leaf out, the callers below what they "
 	  "called (svg: an icicle graph)", 0 },
 	{ "by-thread", OPT_BY_THREAD, NULL, 0, "one profile per thread (name at the sample, tid)", 0 },
+	{ "idle", OPT_IDLE, NULL, 0, "top and tree of a recording of the whole machine (record -a): "
+				   "the idle task as a process of its own, at the end", 0 },
 	{ "by-process", OPT_BY_PROCESS, NULL, 0, "one profile per process (comm at the sample, pid)",
 	  0 },
 	{ "lines", OPT_LINES, NULL, 0, "top and tree: a row per source line, with (FILE:LINE)", 0 },
@@ -240,6 +243,9 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LINES:
 		args->opts.lines = true;
+		break;
+	case OPT_IDLE:
+		args->opts.show_idle = true;
 		break;
 	case OPT_NO_DEMANGLE:
 		args->sym.no_demangle = true;

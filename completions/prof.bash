@@ -77,7 +77,7 @@ _prof_record()
 
 _prof_report()
 {
-	local opts='--format --output -o --weight --limit --min-percent --inverted --by-thread --by-process --lines --no-demangle --debug-dir --debuginfod --pid --tid --comm --time --no-kernel --focus --exclude --diff --fail-above --quiet -q --verbose -v --help --usage --version'
+	local opts='--format --output -o --weight --limit --min-percent --inverted --by-thread --by-process --idle --lines --no-demangle --debug-dir --debuginfod --pid --tid --comm --time --no-kernel --focus --exclude --diff --fail-above --quiet -q --verbose -v --help --usage --version'
 
 	# bash splits --format=VALUE at the =, which becomes a word of its own
 	[[ $prev == = ]] && prev=${words[cword - 2]}

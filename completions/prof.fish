@@ -89,6 +89,7 @@ complete -c prof -n '__prof_using report' -l min-percent -x -d 'hide what has un
 complete -c prof -n '__prof_using report' -l inverted -d 'tree, folded and svg: each stack from its leaf out, callers below'
 complete -c prof -n '__prof_using report' -l by-thread -d 'one profile per thread (name at the sample, tid)'
 complete -c prof -n '__prof_using report' -l by-process -d 'one profile per process (comm at the sample, pid)'
+complete -c prof -n '__prof_using report' -l idle -d 'the idle task of a recording of the whole machine as a process'
 complete -c prof -n '__prof_using report' -l lines -d 'top and tree: a row per source line, with (FILE:LINE)'
 complete -c prof -n '__prof_using report' -l no-demangle -d 'show C++ and Rust names mangled'
 complete -c prof -n '__prof_using report' -l debug-dir -x -a '(__fish_complete_directories)' -d 'look for debug files in DIR first'

@@ -222,6 +222,10 @@ struct prof_report_opts {
 					 * functions that ran and their children
 					 * their callers (svg draws it as an
 					 * icicle, roots at the top) */
+	bool show_idle;			/* top and tree of a whole machine's spool (record
+					 * -a): the idle task as a process of its own, its
+					 * samples counted in the trailer, after the
+					 * sections of --by-process or the view */
 };
 
 /*

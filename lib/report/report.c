@@ -233,6 +233,29 @@ out:
 	return r;
 }
 
+/*
+ * --idle: the idle task of a whole machine's spool as a process, a section
+ * of its own: its samples were counted, not written, so it has no stacks,
+ * and its share is of every sample the CPUs delivered (the profile's
+ * percents are of the samples written).
+ */
+static void print_idle(FILE *out, const struct prof_spool *sp)
+{
+	const struct prof_counters *c = prof_spool_counters(sp);
+
+	if (!(prof_spool_meta(sp)->flags & PROF_META_SYSTEM)) {
+		fprintf(out, "\nidle: not known (not a recording of the whole machine)\n");
+		return;
+	}
+	if (!c) {
+		fprintf(out, "\nidle: not known yet (no trailer)\n");
+		return;
+	}
+	fprintf(out, "\nprocess [idle] (pid 0): %" PRIu64 " sample%s (%.1f%% of the %" PRIu64
+		" the CPUs delivered)\n", c->idle_samples, c->idle_samples == 1 ? "" : "s",
+		report_pct(c->idle_samples, c->sample_events), c->sample_events);
+}
+
 int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
 		      struct prof_symbolizer *sym, const struct prof_report_opts *opts)
 {
@@ -262,6 +285,8 @@ int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_
 		r = report_groups(out, sp, p, sym, &o);
 	else
 		r = report_all(out, sp, p, sym, &o);
+	if (r == 0 && o.show_idle && (o.format == PROF_REPORT_TOP || o.format == PROF_REPORT_TREE))
+		print_idle(out, sp);
 	errno = 0;
 	if (r == 0 && (fflush(out) == EOF || ferror(out)))
 		r = error_set(errno ? -errno : -EIO, "cannot write the report");

@@ -78,6 +78,13 @@ samples_of() {
 	assert_line --regexp "^machine: +busy [0-9.]+% of $cpus CPUs? \\($idle idle samples\\)\$"
 	busy=$(awk -v e="$events" -v i="$idle" 'BEGIN { printf "%.1f", 100 * (e - i) / e }')
 	assert_line --regexp "^machine: +busy $busy% "
+	refute_line --partial '[idle]'
+	# shown as a process only if asked
+	run -0 "$PROF" report -q --idle --by-process s.spool
+	assert_line "process [idle] (pid 0): $idle sample$( ((idle == 1)) || echo s) ($(awk -v e="$events" -v i="$idle" 'BEGIN { printf "%.1f", 100 * i / e }')% of the $events the CPUs delivered)"
+	run -0 "$PROF" record -q -o l.spool -- "$T/ladder" 0.1
+	run -0 "$PROF" report -q --idle l.spool
+	assert_line 'idle: not known (not a recording of the whole machine)'
 }
 
 @test "-a -d SECONDS: the machine without a command, every process running" {
