@@ -61,6 +61,7 @@ struct report_args {
 	int verbosity;
 	enum prof_group_by group_by;
 	const char *group_opt;		/* the option that set group_by */
+	bool show_idle;			/* --idle */
 	struct prof_report_opts opts;
 	enum stream_format stream;	/* else opts.format */
 	struct prof_symbolizer_opts sym;
@@ -245,7 +246,7 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 		args->opts.lines = true;
 		break;
 	case OPT_IDLE:
-		args->opts.show_idle = true;
+		args->show_idle = true;
 		break;
 	case OPT_NO_DEMANGLE:
 		args->sym.no_demangle = true;
@@ -581,6 +582,9 @@ static int run_one(struct report_args *args)
 	r = side_read(&s, args);
 	if (r == 0 && !args->stream) {
 		r = prof_report_write(args->out, s.sp, s.prof, s.sym, &args->opts);
+		if (r == 0 && args->show_idle && (args->opts.format == PROF_REPORT_TOP ||
+						  args->opts.format == PROF_REPORT_TREE))
+			r = prof_report_idle(args->out, s.sp);
 		if (r < 0)
 			err_msg("%s", prof_errmsg());
 	}

@@ -222,10 +222,6 @@ struct prof_report_opts {
 					 * functions that ran and their children
 					 * their callers (svg draws it as an
 					 * icicle, roots at the top) */
-	bool show_idle;			/* top and tree of a whole machine's spool (record
-					 * -a): the idle task as a process of its own, its
-					 * samples counted in the trailer, after the
-					 * sections of --by-process or the view */
 };
 
 /*
@@ -292,6 +288,17 @@ int prof_report_perf_script(FILE *out, struct prof_spool *sp, struct prof_symbol
  */
 int prof_report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
 		      struct prof_filter *f, uint64_t *ret_samples);
+
+/*
+ * The idle task of SP, a recording of the whole machine (PROF_META_SYSTEM),
+ * as a process: a section "process [idle] (pid 0): N samples (P% of the M
+ * the CPUs delivered)" for the end of a top or tree report.  Its samples
+ * were counted (the trailer's idle_samples), not written, so it has no
+ * stacks.  Of another spool, or one without a trailer yet, the line says
+ * idle is not known.
+ * Returns: 0; -EINVAL (no OUT or SP); the error of writing to OUT.
+ */
+int prof_report_idle(FILE *out, const struct prof_spool *sp);
 
 /* One side of a diff: an ungrouped profile, read from SPOOL, named with SYM. */
 struct prof_report_diff_side {

@@ -239,21 +239,25 @@ out:
  * and its share is of every sample the CPUs delivered (the profile's
  * percents are of the samples written).
  */
-static void print_idle(FILE *out, const struct prof_spool *sp)
+int prof_report_idle(FILE *out, const struct prof_spool *sp)
 {
-	const struct prof_counters *c = prof_spool_counters(sp);
+	const struct prof_counters *c;
 
-	if (!(prof_spool_meta(sp)->flags & PROF_META_SYSTEM)) {
+	if (!out || !sp)
+		return error_setx(-EINVAL, "nothing to report");
+	c = prof_spool_counters(sp);
+	errno = 0;
+	if (!(prof_spool_meta(sp)->flags & PROF_META_SYSTEM))
 		fprintf(out, "\nidle: not known (not a recording of the whole machine)\n");
-		return;
-	}
-	if (!c) {
+	else if (!c)
 		fprintf(out, "\nidle: not known yet (no trailer)\n");
-		return;
-	}
-	fprintf(out, "\nprocess [idle] (pid 0): %" PRIu64 " sample%s (%.1f%% of the %" PRIu64
-		" the CPUs delivered)\n", c->idle_samples, c->idle_samples == 1 ? "" : "s",
-		report_pct(c->idle_samples, c->sample_events), c->sample_events);
+	else
+		fprintf(out, "\nprocess [idle] (pid 0): %" PRIu64 " sample%s (%.1f%% of the %"
+			PRIu64 " the CPUs delivered)\n", c->idle_samples, c->idle_samples == 1 ? "" : "s",
+			report_pct(c->idle_samples, c->sample_events), c->sample_events);
+	if (fflush(out) == EOF || ferror(out))
+		return error_set(errno ? -errno : -EIO, "cannot write the report");
+	return 0;
 }
 
 int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
@@ -285,8 +289,6 @@ int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_
 		r = report_groups(out, sp, p, sym, &o);
 	else
 		r = report_all(out, sp, p, sym, &o);
-	if (r == 0 && o.show_idle && (o.format == PROF_REPORT_TOP || o.format == PROF_REPORT_TREE))
-		print_idle(out, sp);
 	errno = 0;
 	if (r == 0 && (fflush(out) == EOF || ferror(out)))
 		r = error_set(errno ? -errno : -EIO, "cannot write the report");
