@@ -49,6 +49,7 @@ struct elf_facts {
 };
 
 #define ELF_FACTS_MAX 256
+#define AS_HELD_MAX 256
 
 static char *debuginfo_path;
 
@@ -71,6 +72,11 @@ void as_shared_init(struct as_shared *s)
 
 void as_shared_release(struct as_shared *s)
 {
+	size_t i;
+
+	for (i = 0; i < s->nheld; i++)
+		close(s->held[i].fd);
+	free(s->held);
 	free(s->facts);
 	utables_release(&s->tables);
 	memset(s, 0, sizeof(*s));
@@ -216,12 +222,95 @@ static void read_elf(struct addr_space *as, struct as_module *m)
 	m->build_id_len = f->build_id_len;
 }
 
+/* The /proc/self/fd path of a file held open with this device and inode, or NULL. */
+static char *held_path(struct as_shared *sh, uint32_t maj, uint32_t min, uint64_t inode)
+{
+	char *path;
+	size_t i;
+
+	for (i = 0; sh && i < sh->nheld; i++)
+		if (sh->held[i].inode == inode && sh->held[i].dev_major == maj &&
+		    sh->held[i].dev_minor == min)
+			return asprintf(&path, "/proc/self/fd/%d", sh->held[i].fd) < 0 ? NULL : path;
+	return NULL;
+}
+
+/*
+ * PATH, which only a process's /proc entries name: held open, and its
+ * /proc/self/fd path returned in its place (freeing PATH), so that later
+ * processes of the file find it after this one is gone.  Without room,
+ * PATH itself.
+ */
+static char *hold(struct as_shared *sh, char *path, uint32_t maj, uint32_t min, uint64_t inode)
+{
+	struct stat st;
+	char *fd_path;
+	int fd;
+
+	if (!sh || sh->nheld >= AS_HELD_MAX)
+		return path;
+	if (!sh->held && !(sh->held = calloc(AS_HELD_MAX, sizeof(*sh->held))))
+		return path;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return path;
+	/* what was opened must be the mapped file: the path may have changed since */
+	if (fstat(fd, &st) < 0 || st.st_ino != inode || major(st.st_dev) != maj ||
+	    minor(st.st_dev) != min || asprintf(&fd_path, "/proc/self/fd/%d", fd) < 0) {
+		close(fd);
+		return path;
+	}
+	sh->held[sh->nheld++] = (struct as_held){ maj, min, inode, fd };
+	free(path);
+	return fd_path;
+}
+
+/*
+ * Where the file mapped at START-END (device MAJ:MIN, INODE, at PATH in
+ * the process's own view) can be read by prof: at PATH; held open since
+ * an earlier process mapped it; through the root of the process, or of an
+ * ancestor while the process itself is gone (a mount namespace of their
+ * own, a short-lived process); through map_files (deleted, replaced).
+ * NULL: nowhere (*REPLACED: the file at PATH is not the one mapped).
+ */
+static char *find_file(struct addr_space *as, uint64_t start, uint64_t end, uint32_t maj,
+		       uint32_t min, uint64_t inode, const char *path, bool *replaced)
+{
+	char *alt;
+	size_t i;
+
+	*replaced = false;
+	if (same_file(path, maj, min, inode))
+		return xstrdup(path);
+	alt = held_path(as->shared, maj, min, inode);
+	if (alt)
+		return alt;
+	for (i = 0; i <= AS_ANCESTORS; i++) {
+		pid_t pid = i ? as->ancestors[i - 1] : as->pid;
+
+		if (!pid)
+			break;
+		if (asprintf(&alt, "/proc/%d/root%s", (int)pid, path) < 0)
+			return NULL;
+		if (same_file(alt, maj, min, inode))
+			return hold(as->shared, alt, maj, min, inode);
+		free(alt);
+	}
+	/* a replaced or deleted file: read what is mapped */
+	*replaced = true;
+	if (asprintf(&alt, "/proc/%d/map_files/%lx-%lx", (int)as->pid, (unsigned long)start,
+		     (unsigned long)end) < 0)
+		return NULL;
+	if (access(alt, R_OK) == 0)
+		return hold(as->shared, alt, maj, min, inode);
+	free(alt);
+	return NULL;
+}
+
 int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t maj,
 		uint32_t min, uint64_t inode, const char *path, struct as_module *m)
 {
-	pid_t pid = as->pid;
 	static bool elf_ready;
-	char alt[96];
 
 	if (!elf_ready) {
 		elf_version(EV_CURRENT);
@@ -244,31 +333,15 @@ int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pg
 			return -ENOMEM;
 	} else if (path[0] == '/') {
 		size_t len = strlen(m->path), dl = strlen(" (deleted)");
-		char *root = NULL;
 
 		/* the kernel marks a deleted file's path: the name is without it */
 		if (len > dl && !strcmp(m->path + len - dl, " (deleted)"))
 			m->path[len - dl] = '\0';
-		if (same_file(m->path, maj, min, inode)) {
+		m->open_path = find_file(as, start, end, maj, min, inode, m->path, &m->replaced);
+		if (m->open_path && !strcmp(m->open_path, m->path)) {
+			free(m->open_path);
 			m->open_path = m->path;
-		} else {
-			if (asprintf(&root, "/proc/%d/root%s", (int)pid, m->path) < 0)
-				root = NULL;
-			if (root && same_file(root, maj, min, inode)) {
-				m->open_path = root;	/* a process in another mount namespace */
-				root = NULL;
-			} else {
-				/* a replaced or deleted file: read what is mapped */
-				snprintf(alt, sizeof(alt), "/proc/%d/map_files/%lx-%lx", (int)pid,
-					 (unsigned long)start, (unsigned long)end);
-				m->replaced = true;
-				if (access(alt, R_OK) == 0 && !(m->open_path = xstrdup(alt))) {
-					free(root);
-					return -ENOMEM;
-				}
-			}
 		}
-		free(root);
 	}
 	if (m->open_path)
 		read_elf(as, m);
@@ -472,6 +545,9 @@ int as_clone(struct addr_space *dst, const struct addr_space *src)
 	if (!dst->mods)
 		return error_setx(-ENOMEM, "out of memory");
 	dst->cap = src->nmods ? src->nmods : 1;
+	/* its parent's mount namespace is its own until it unshares */
+	dst->ancestors[0] = src->pid;
+	memcpy(&dst->ancestors[1], src->ancestors, sizeof(dst->ancestors) - sizeof(pid_t));
 	for (i = 0; i < src->nmods; i++) {
 		struct as_module *m = &dst->mods[i];
 

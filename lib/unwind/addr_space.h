@@ -48,11 +48,25 @@ struct elf_facts;
  * tables of the files they map, what those files' ELF headers say, and
  * the generations handed out.
  */
+struct as_held {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	int fd;
+};
+
 struct as_shared {
 	struct utables tables;
 	struct elf_facts *facts;	/* ELF_FACTS_MAX of them, or NULL (not yet used) */
 	size_t nfacts, next_fact;	/* filled; the one replaced next when full */
 	uint32_t gens;
+	/*
+	 * Files found only through a process's /proc entries (another mount
+	 * namespace, a deleted file), held open: a later process of the same
+	 * file may be gone before its mmap is read.  Never closed before the
+	 * end (their /proc/self/fd paths are in modules); AS_HELD_MAX at most.
+	 */
+	struct as_held *held;
+	size_t nheld;
 };
 
 void as_shared_init(struct as_shared *s);
@@ -60,8 +74,15 @@ void as_shared_release(struct as_shared *s);
 
 struct Dwfl;
 
+#define AS_ANCESTORS 4
+
 struct addr_space {
 	pid_t pid;
+	/*
+	 * Its parent, grandparent...  (0: unknown): where a file of a process
+	 * already gone is looked for, in their mount namespace.
+	 */
+	pid_t ancestors[AS_ANCESTORS];
 	struct as_shared *shared;	/* what it shares with the others; NULL: nothing */
 	uint32_t gen;		/* changes with every change of the modules */
 	uint32_t anon_gen;	/* changes with every change of the anonymous ranges */
