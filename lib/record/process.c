@@ -115,8 +115,12 @@ static int add_mapping(struct proc_table *pt, struct proc *p, const struct map_e
 	struct as_module m;
 	int r;
 
-	r = as_describe(&p->as, e->start, e->end, e->pgoff, e->dev_major, e->dev_minor, e->inode,
-			e->path, &m);
+	if (e->build_id_len)
+		r = as_describe_build_id(&p->as, e->start, e->end, e->pgoff, e->build_id,
+					 e->build_id_len, e->path, &m);
+	else
+		r = as_describe(&p->as, e->start, e->end, e->pgoff, e->dev_major, e->dev_minor,
+				e->inode, e->path, &m);
 	if (r < 0)
 		return r;
 	r = as_add(&p->as, &m, retired, &n);
@@ -492,11 +496,13 @@ int pt_exit(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time)
 }
 
 int pt_mmap(struct proc_table *pt, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-	    uint32_t maj, uint32_t min, uint64_t inode, const char *path, uint64_t time)
+	    uint32_t maj, uint32_t min, uint64_t inode, const uint8_t *build_id,
+	    uint8_t build_id_len, const char *path, uint64_t time)
 {
 	struct map_entry e = { .start = start, .end = start + len, .pgoff = pgoff,
 			       .dev_major = maj, .dev_minor = min, .inode = inode, .exec = true,
-			       .path = (char *)path };
+			       .path = (char *)path, .build_id = build_id,
+			       .build_id_len = build_id_len };
 	struct proc *p;
 	int r;
 

@@ -171,45 +171,55 @@ out:
 }
 
 /*
- * Load bias and build-id of M, from the ELF file at M->open_path.  A make
- * -j maps the same few files in every process: their headers are read
- * once (while the file is the same: device, inode, size and mtime).
+ * What the ELF file at PATH (ST its stat) says, from the cache shared by
+ * the address spaces (a make -j maps the same few files in every process:
+ * their headers are read once, while the file is the same: device, inode,
+ * size and mtime), else read into ONE.  NULL: no ELF file.
  */
-static void read_elf(struct addr_space *as, struct as_module *m)
+static const struct elf_facts *facts_of(struct addr_space *as, const char *path,
+					const struct stat *st, struct elf_facts *one)
 {
 	struct as_shared *sh = as->shared;
-	struct elf_facts one = { 0 }, *f = NULL;
+	struct elf_facts *f;
+	size_t i;
+
+	for (i = 0; sh && sh->facts && i < sh->nfacts; i++) {
+		struct elf_facts *c = &sh->facts[i];
+
+		if (c->inode == st->st_ino && c->dev_major == major(st->st_dev) &&
+		    c->dev_minor == minor(st->st_dev) && c->size == (uint64_t)st->st_size &&
+		    c->mtime_ns == stat_mtime_ns(st))
+			return c;
+	}
+	memset(one, 0, sizeof(*one));
+	if (!read_facts(path, one))
+		return NULL;
+	one->dev_major = major(st->st_dev);
+	one->dev_minor = minor(st->st_dev);
+	one->inode = st->st_ino;
+	one->size = (uint64_t)st->st_size;
+	one->mtime_ns = stat_mtime_ns(st);
+	/* without room for the cache, each mapping reads its file's headers */
+	if (sh && !sh->facts)
+		sh->facts = calloc(ELF_FACTS_MAX, sizeof(*sh->facts));
+	if (!sh || !sh->facts)
+		return one;
+	f = &sh->facts[sh->nfacts < ELF_FACTS_MAX ? sh->nfacts++ : sh->next_fact++];
+	sh->next_fact %= ELF_FACTS_MAX;
+	*f = *one;
+	return f;
+}
+
+/* Load bias and build-id of M, from the ELF file at M->open_path. */
+static void read_elf(struct addr_space *as, struct as_module *m)
+{
+	const struct elf_facts *f;
+	struct elf_facts one;
 	struct stat st;
 	size_t i;
 
-	if (stat(m->open_path, &st) < 0)
+	if (stat(m->open_path, &st) < 0 || !(f = facts_of(as, m->open_path, &st, &one)))
 		return;
-	for (i = 0; sh && sh->facts && i < sh->nfacts && !f; i++) {
-		struct elf_facts *c = &sh->facts[i];
-
-		if (c->inode == st.st_ino && c->dev_major == major(st.st_dev) &&
-		    c->dev_minor == minor(st.st_dev) && c->size == (uint64_t)st.st_size &&
-		    c->mtime_ns == stat_mtime_ns(&st))
-			f = c;
-	}
-	if (!f) {
-		if (!read_facts(m->open_path, &one))
-			return;
-		one.dev_major = major(st.st_dev);
-		one.dev_minor = minor(st.st_dev);
-		one.inode = st.st_ino;
-		one.size = (uint64_t)st.st_size;
-		one.mtime_ns = stat_mtime_ns(&st);
-		f = &one;
-		/* without room for the cache, each mapping reads its file's headers */
-		if (sh && !sh->facts)
-			sh->facts = calloc(ELF_FACTS_MAX, sizeof(*sh->facts));
-		if (sh && sh->facts) {
-			f = &sh->facts[sh->nfacts < ELF_FACTS_MAX ? sh->nfacts++ : sh->next_fact++];
-			sh->next_fact %= ELF_FACTS_MAX;
-			*f = one;
-		}
-	}
 	for (i = 0; i < f->nload; i++)
 		/* the segment this mapping's file offset falls in */
 		if (m->pgoff + 1 > (f->load[i].offset & ~(uint64_t)0xfff) &&
@@ -222,27 +232,59 @@ static void read_elf(struct addr_space *as, struct as_module *m)
 	m->build_id_len = f->build_id_len;
 }
 
-/* The /proc/self/fd path of a file held open with this device and inode, or NULL. */
-static char *held_path(struct as_shared *sh, uint32_t maj, uint32_t min, uint64_t inode)
+/* What a mapped file is known by: its device and inode, or its build-id. */
+struct file_id {
+	uint32_t maj, min;
+	uint64_t inode;
+	const uint8_t *build_id;
+	uint8_t build_id_len;	/* > 0: by build-id; the device and inode are the file's found */
+};
+
+/* Whether PATH is the file ID names (by build-id: ID gets its device and inode). */
+static bool is_file(struct addr_space *as, const char *path, struct file_id *id)
 {
+	const struct elf_facts *f;
+	struct elf_facts one;
+	struct stat st;
+
+	if (!id->build_id_len)
+		return same_file(path, id->maj, id->min, id->inode);
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || !(f = facts_of(as, path, &st, &one)) ||
+	    f->build_id_len != id->build_id_len || memcmp(f->build_id, id->build_id, f->build_id_len))
+		return false;
+	id->maj = major(st.st_dev);
+	id->min = minor(st.st_dev);
+	id->inode = st.st_ino;
+	return true;
+}
+
+/* The /proc/self/fd path of a file held open that is ID, or NULL. */
+static char *held_path(struct as_shared *sh, const struct file_id *id)
+{
+	const struct as_held *h;
 	char *path;
 	size_t i;
 
-	for (i = 0; sh && i < sh->nheld; i++)
-		if (sh->held[i].inode == inode && sh->held[i].dev_major == maj &&
-		    sh->held[i].dev_minor == min)
-			return asprintf(&path, "/proc/self/fd/%d", sh->held[i].fd) < 0 ? NULL : path;
+	for (i = 0; sh && i < sh->nheld; i++) {
+		h = &sh->held[i];
+		if (id->build_id_len ? h->build_id_len == id->build_id_len &&
+					       !memcmp(h->build_id, id->build_id, h->build_id_len)
+				     : h->inode == id->inode && h->dev_major == id->maj &&
+					       h->dev_minor == id->min)
+			return asprintf(&path, "/proc/self/fd/%d", h->fd) < 0 ? NULL : path;
+	}
 	return NULL;
 }
 
 /*
- * PATH, which only a process's /proc entries name: held open, and its
- * /proc/self/fd path returned in its place (freeing PATH), so that later
- * processes of the file find it after this one is gone.  Without room,
- * PATH itself.
+ * PATH, the file ID, which only a process's /proc entries name: held
+ * open, and its /proc/self/fd path returned in its place (freeing PATH),
+ * so that later processes of the file find it after this one is gone.
+ * Without room, PATH itself.
  */
-static char *hold(struct as_shared *sh, char *path, uint32_t maj, uint32_t min, uint64_t inode)
+static char *hold(struct as_shared *sh, char *path, const struct file_id *id)
 {
+	struct as_held *h;
 	struct stat st;
 	char *fd_path;
 	int fd;
@@ -255,34 +297,36 @@ static char *hold(struct as_shared *sh, char *path, uint32_t maj, uint32_t min, 
 	if (fd < 0)
 		return path;
 	/* what was opened must be the mapped file: the path may have changed since */
-	if (fstat(fd, &st) < 0 || st.st_ino != inode || major(st.st_dev) != maj ||
-	    minor(st.st_dev) != min || asprintf(&fd_path, "/proc/self/fd/%d", fd) < 0) {
+	if (fstat(fd, &st) < 0 || st.st_ino != id->inode || major(st.st_dev) != id->maj ||
+	    minor(st.st_dev) != id->min || asprintf(&fd_path, "/proc/self/fd/%d", fd) < 0) {
 		close(fd);
 		return path;
 	}
-	sh->held[sh->nheld++] = (struct as_held){ maj, min, inode, fd };
+	h = &sh->held[sh->nheld++];
+	*h = (struct as_held){ id->maj, id->min, id->inode, fd, id->build_id_len, { 0 } };
+	memcpy(h->build_id, id->build_id, id->build_id_len);
 	free(path);
 	return fd_path;
 }
 
 /*
- * Where the file mapped at START-END (device MAJ:MIN, INODE, at PATH in
- * the process's own view) can be read by prof: at PATH; held open since
- * an earlier process mapped it; through the root of the process, or of an
- * ancestor while the process itself is gone (a mount namespace of their
- * own, a short-lived process); through map_files (deleted, replaced).
- * NULL: nowhere (*REPLACED: the file at PATH is not the one mapped).
+ * Where the file ID mapped at START-END (at PATH in the process's own
+ * view) can be read by prof: at PATH; held open since an earlier process
+ * mapped it; through the root of the process, or of an ancestor while the
+ * process itself is gone (a mount namespace of their own, a short-lived
+ * process); through map_files (deleted, replaced).  NULL: nowhere
+ * (*REPLACED: the file at PATH is not the one mapped).
  */
-static char *find_file(struct addr_space *as, uint64_t start, uint64_t end, uint32_t maj,
-		       uint32_t min, uint64_t inode, const char *path, bool *replaced)
+static char *find_file(struct addr_space *as, uint64_t start, uint64_t end, struct file_id *id,
+		       const char *path, bool *replaced)
 {
 	char *alt;
 	size_t i;
 
 	*replaced = false;
-	if (same_file(path, maj, min, inode))
+	if (is_file(as, path, id))
 		return xstrdup(path);
-	alt = held_path(as->shared, maj, min, inode);
+	alt = held_path(as->shared, id);
 	if (alt)
 		return alt;
 	for (i = 0; i <= AS_ANCESTORS; i++) {
@@ -292,8 +336,8 @@ static char *find_file(struct addr_space *as, uint64_t start, uint64_t end, uint
 			break;
 		if (asprintf(&alt, "/proc/%d/root%s", (int)pid, path) < 0)
 			return NULL;
-		if (same_file(alt, maj, min, inode))
-			return hold(as->shared, alt, maj, min, inode);
+		if (is_file(as, alt, id))
+			return hold(as->shared, alt, id);
 		free(alt);
 	}
 	/* a replaced or deleted file: read what is mapped */
@@ -301,14 +345,14 @@ static char *find_file(struct addr_space *as, uint64_t start, uint64_t end, uint
 	if (asprintf(&alt, "/proc/%d/map_files/%lx-%lx", (int)as->pid, (unsigned long)start,
 		     (unsigned long)end) < 0)
 		return NULL;
-	if (access(alt, R_OK) == 0)
-		return hold(as->shared, alt, maj, min, inode);
+	if (access(alt, R_OK) == 0 && (!id->build_id_len || is_file(as, alt, id)))
+		return hold(as->shared, alt, id);
 	free(alt);
 	return NULL;
 }
 
-int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t maj,
-		uint32_t min, uint64_t inode, const char *path, struct as_module *m)
+static int describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff,
+		    struct file_id *id, const char *path, struct as_module *m)
 {
 	static bool elf_ready;
 
@@ -320,9 +364,6 @@ int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pg
 	m->start = start;
 	m->end = end;
 	m->pgoff = pgoff;
-	m->dev_major = maj;
-	m->dev_minor = min;
-	m->inode = inode;
 	m->path = xstrdup(path);
 	if (!m->path)
 		return -ENOMEM;
@@ -337,15 +378,41 @@ int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pg
 		/* the kernel marks a deleted file's path: the name is without it */
 		if (len > dl && !strcmp(m->path + len - dl, " (deleted)"))
 			m->path[len - dl] = '\0';
-		m->open_path = find_file(as, start, end, maj, min, inode, m->path, &m->replaced);
+		m->open_path = find_file(as, start, end, id, m->path, &m->replaced);
 		if (m->open_path && !strcmp(m->open_path, m->path)) {
 			free(m->open_path);
 			m->open_path = m->path;
 		}
 	}
+	m->dev_major = id->maj;
+	m->dev_minor = id->min;
+	m->inode = id->inode;
+	if (id->build_id_len) {
+		/* found nowhere, the build-id still names it (for debug files) */
+		memcpy(m->build_id, id->build_id, id->build_id_len);
+		m->build_id_len = id->build_id_len;
+	}
 	if (m->open_path)
 		read_elf(as, m);
 	return 0;
+}
+
+int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t maj,
+		uint32_t min, uint64_t inode, const char *path, struct as_module *m)
+{
+	struct file_id id = { .maj = maj, .min = min, .inode = inode };
+
+	return describe(as, start, end, pgoff, &id, path, m);
+}
+
+int as_describe_build_id(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff,
+			 const uint8_t *build_id, uint8_t len, const char *path,
+			 struct as_module *m)
+{
+	struct file_id id = { .build_id = build_id,
+			      .build_id_len = len > PROF_BUILD_ID_MAX ? PROF_BUILD_ID_MAX : len };
+
+	return describe(as, start, end, pgoff, &id, path, m);
 }
 
 static void retire_into(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t *n,

@@ -52,6 +52,8 @@ struct as_held {
 	uint32_t dev_major, dev_minor;
 	uint64_t inode;
 	int fd;
+	uint8_t build_id_len;
+	uint8_t build_id[PROF_BUILD_ID_MAX];
 };
 
 struct as_shared {
@@ -120,6 +122,17 @@ void as_release(struct addr_space *as);
  */
 int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t maj,
 		uint32_t min, uint64_t inode, const char *path, struct as_module *m);
+
+/*
+ * The same for a mapping known by the build-id of its file (BUILD_ID,
+ * LEN > 0 bytes: an mmap2 record with PERF_RECORD_MISC_MMAP_BUILD_ID) in
+ * place of its device and inode: a file is trusted only with that
+ * build-id, and M gets the device and inode of the file found.  Found
+ * nowhere, M has no file to read (elf_ok false) and carries the build-id.
+ */
+int as_describe_build_id(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff,
+			 const uint8_t *build_id, uint8_t len, const char *path,
+			 struct as_module *m);
 
 /*
  * Insert M (taking its strings).  Modules it overlaps are removed; their
