@@ -25,6 +25,7 @@ enum {
 	OPT_OFF_CPU,
 	OPT_SWITCH_OUTPUT,
 	OPT_SWITCH_MAX_FILES,
+	OPT_CGROUP,
 };
 
 #define MAX_PIDS 64
@@ -40,12 +41,19 @@ struct record_args {
 	int argc;
 	pid_t pids[MAX_PIDS];
 	size_t npids;
+	bool all;
 };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "FILE", 0, "write the spool to FILE (default: prof.spool)", 0 },
 	{ "pid", 'p', "PID[,PID...]", 0, "attach to running processes instead of running a "
 					 "command", 0 },
+	{ "all-cpus", 'a', NULL, 0, "record the whole machine: every task on every CPU (with a "
+				    "command, while it runs; needs root, CAP_PERFMON or "
+				    "kernel.perf_event_paranoid <= 0)", 0 },
+	{ "cpu", 'C', "LIST", 0, "with -a, only the CPUs of LIST, e.g. 0-3,6", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "with -a, only the tasks of cgroup PATH (a cgroup v2 "
+					   "directory, or a path under /sys/fs/cgroup)", 0 },
 	{ "children", OPT_CHILDREN, NULL, 0, "with -p, also attach the children the processes "
 					   "already have", 0 },
 	{ "freq", 'F', "HZ", 0, "sample HZ times a second, or 'max' (default: 999)", 0 },
@@ -218,6 +226,15 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	case 'p':
 		parse_pids(state, a, arg);
 		break;
+	case 'a':
+		a->all = true;
+		break;
+	case 'C':
+		a->opts.cpus = arg;
+		break;
+	case OPT_CGROUP:
+		a->opts.cgroup = arg;
+		break;
 	case 'd':
 		errno = 0;
 		a->duration = strtod(arg, &end);
@@ -250,13 +267,22 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_NO_ARGS:
-		if (!a->npids)
+		if (!a->npids && !a->all)
 			argp_error(state, "no command to record (prof record -- COMMAND [ARG...], "
 				   "or -p PID)");
 		break;
 	case ARGP_KEY_END:
 		if (a->opts.children && !a->npids)
 			argp_error(state, "--children needs -p PID");
+		if (a->all && a->npids)
+			argp_error(state, "give either -a or -p PID, not both");
+		if (a->opts.cpus && !a->all)
+			argp_error(state, "-C/--cpu needs -a");
+		if (a->opts.cgroup && !a->all)
+			argp_error(state, "--cgroup needs -a");
+		if (a->all && (a->opts.children || a->opts.no_inherit))
+			argp_error(state, "-a follows every task: --children and --no-inherit do "
+				   "not apply");
 		if (a->live && a->quiet)
 			argp_error(state, "--live and --quiet cannot be used together");
 		if (a->opts.switch_max_files && !a->opts.switch_bytes && !a->opts.switch_ns &&
@@ -272,13 +298,15 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 static struct argp record_argp = {
 	.options = record_options,
 	.parser = parse_record,
-	.args_doc = "[--] COMMAND [ARG...]\n-p PID[,PID...]",
+	.args_doc = "[--] COMMAND [ARG...]\n-p PID[,PID...]\n-a [-C LIST] [--cgroup=PATH] [[--] "
+		    "COMMAND [ARG...]]",
 	.doc = "Run COMMAND, or attach to running processes, and sample their CPU time with "
 	       "full call stacks into a spool."
 	       "\vRecording ends when COMMAND (or every attached process) and every followed "
 	       "descendant have exited, on SIGINT, SIGTERM or SIGHUP (a signal sent to prof "
 	       "alone is passed on to COMMAND; attached processes are left alone), or after "
-	       "-d SECONDS.\n\n"
+	       "-d SECONDS.  With -a it records every task until COMMAND exits (its exit "
+	       "status passed on), or without one until -d SECONDS or a signal.\n\n"
 	       "FILE is written from the moment sampling starts (an existing FILE becomes "
 	       "FILE.old then), so a killed recorder leaves what it wrote there.\n\n"
 	       "Exit status: COMMAND's own, 128+N when signal N killed it; 127 COMMAND not "
@@ -432,6 +460,22 @@ static void print_summary(const struct prof_recording_summary *s, const char *pa
 					    : 100.0,
 			s->lost_switch_samples, s->lost_switch_records);
 	}
+}
+
+/* -a: the machine's share of busy CPU time, the processes seen. */
+static void print_system(const struct prof_recording_summary *s, int verbosity)
+{
+	uint64_t busy = s->sample_events - s->idle_samples;
+
+	if (!s->cpus)
+		return;
+	fprintf(stderr, "prof: the whole machine: busy %.1f%% of %u CPU%s (%" PRIu64 " idle "
+		"samples, %" PRIu64 " of the recorder left out), %" PRIu64 " processes seen\n",
+		s->sample_events ? 100.0 * (double)busy / (double)s->sample_events : 0.0, s->cpus,
+		s->cpus == 1 ? "" : "s", s->idle_samples, s->self_samples, s->processes);
+	if (verbosity)
+		fprintf(stderr, "prof: the processes running were read from /proc in %.1f ms\n",
+			(double)s->synthesis_ns / 1e6);
 }
 
 /* -v: how the stacks were unwound, and what it cost. */
@@ -619,6 +663,8 @@ static int end_recording(struct prof_recorder *rec, const struct record_args *a,
 	} else if (!a->quiet) {
 		print_summary(&sum, a->output);
 	}
+	if (!a->quiet)
+		print_system(&sum, a->verbosity);
 	if (!a->quiet && a->verbosity)
 		print_unwinding(&sum);
 	return r;
@@ -661,6 +707,88 @@ static int run_attach(struct record_args *a)
 	return end_recording(rec, a, r) < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
+/*
+ * -a: the whole machine, while COMMAND runs (CHILD, its exit status in
+ * *STATUS), or until -d or a signal.
+ */
+static int system_loop(struct prof_recorder *rec, struct prof_launched *child,
+		       const struct record_args *a, int *status, bool *reaped)
+{
+	double start = now_s(), stop_at = 0, last_progress = 0;
+	bool tty = !a->quiet && isatty(2) && !live_tail, killed = false, forwarded = false;
+	int r;
+
+	for (;;) {
+		r = poll_recorder(rec, a);
+		if (r < 0)
+			return r;
+		if (child && !*reaped && prof_launched_wait(child, false, status) == 1)
+			*reaped = true;
+		if (*reaped)
+			return 0;
+		if (stop_signal && !forwarded) {
+			forwarded = true;
+			if (!child)
+				return 0;
+			if (stop_from_process && stop_signal != SIGHUP)
+				prof_launched_kill(child, stop_signal);
+			stop_at = now_s() + 2.0;
+		}
+		if (a->duration > 0 && !killed && now_s() - start >= a->duration) {
+			killed = true;
+			if (!child)
+				return 0;
+			prof_launched_kill(child, SIGTERM);
+			stop_at = now_s() + 2.0;
+		}
+		if (stop_at > 0 && now_s() >= stop_at)
+			return 0;
+		show_progress(rec, start, tty, &last_progress);
+	}
+}
+
+static int run_system(struct record_args *a)
+{
+	struct prof_launched *child = NULL;
+	struct prof_recorder *rec;
+	bool reaped = false;
+	int r, status = 0;
+
+	/* the command exists (held before its exec) when the machine's processes are read */
+	if (a->argc && prof_launch_suspended(a->argv, &child) < 0) {
+		err_msg("%s", prof_errmsg());
+		return EXIT_FAIL;
+	}
+	r = prof_recorder_open_system(a->output, &a->opts, &rec);
+	if (r < 0) {
+		err_msg("%s", prof_errmsg());
+		prof_launched_free(child);
+		return EXIT_FAIL;
+	}
+	r = prof_recorder_enable(rec);
+	if (r >= 0 && child && (r = prof_launched_release(child)) < 0) {
+		err_msg("%s", prof_errmsg());
+		prof_recorder_free(rec);
+		prof_launched_free(child);
+		return r == -ENOENT ? 127 : 126;
+	}
+	if (r >= 0 && a->live)
+		live_start(rec, a->output);
+	if (r >= 0)
+		r = system_loop(rec, child, a, &status, &reaped);
+	r = end_recording(rec, a, r);
+	if (child && !reaped && !stop_signal)
+		reaped = prof_launched_wait(child, true, &status) == 1;
+	prof_launched_free(child);
+	if (r < 0)
+		return EXIT_FAIL;
+	if (!child)
+		return EXIT_OK;
+	if (!reaped)
+		return stop_signal ? 128 + stop_signal : EXIT_FAIL;
+	return exit_status(status);
+}
+
 static int run_record(int argc, char **argv)
 {
 	struct record_args a = { .output = "prof.spool" };
@@ -679,6 +807,8 @@ static int run_record(int argc, char **argv)
 		install_switch_signal();
 	if (a.npids)
 		return run_attach(&a);
+	if (a.all)
+		return run_system(&a);
 
 	r = prof_launch_suspended(a.argv, &child);
 	if (r < 0) {
