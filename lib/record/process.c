@@ -265,6 +265,15 @@ int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, s
 	r = new_process(pt, pid, ppid, comm, exe, time, &p);
 	if (r < 0)
 		return r;
+	if (ppid > 0) {
+		/* where its files are, if it is gone when its mmaps are read */
+		struct proc *parent = pt_find_process(pt, ppid);
+
+		if (parent && !parent->exited)
+			as_set_parent(&p->as, &parent->as);
+		else
+			p->as.ancestors[0] = ppid;
+	}
 	if (snapshot) {
 		r = pt_refresh_maps(pt, p, time);
 		if (r < 0)
@@ -344,8 +353,14 @@ int pt_fork(struct proc_table *pt, pid_t pid, pid_t ppid, pid_t tid, uint64_t ti
 	if (r < 0)
 		return r;
 	child = pt_find_process(pt, pid);
-	if (child && !child->exited)
-		return 0;	/* already known (seen through a sample first) */
+	if (child && !child->exited) {
+		/* already known (seen through a sample or mmap first, from another CPU's ring) */
+		if (!child->as.ancestors[0]) {
+			as_set_parent(&child->as, &parent->as);
+			as_find_files(&child->as);
+		}
+		return 0;
+	}
 	char exe[PATH_MAX];
 
 	proc_exe(ppid, exe, sizeof(exe));

@@ -415,6 +415,47 @@ int as_describe_build_id(struct addr_space *as, uint64_t start, uint64_t end, ui
 	return describe(as, start, end, pgoff, &id, path, m);
 }
 
+void as_set_parent(struct addr_space *as, const struct addr_space *parent)
+{
+	/* its parent's mount namespace is its own until it unshares */
+	as->ancestors[0] = parent->pid;
+	memcpy(&as->ancestors[1], parent->ancestors, sizeof(as->ancestors) - sizeof(pid_t));
+}
+
+void as_find_files(struct addr_space *as)
+{
+	bool found = false;
+	size_t i;
+
+	for (i = 0; i < as->nmods; i++) {
+		struct as_module *m = &as->mods[i];
+		struct file_id id = { .maj = m->dev_major, .min = m->dev_minor, .inode = m->inode };
+
+		if (m->open_path || m->vdso || m->path[0] != '/')
+			continue;
+		if (!m->inode && m->build_id_len) {
+			id.build_id = m->build_id;
+			id.build_id_len = m->build_id_len;
+		}
+		m->open_path = find_file(as, m->start, m->end, &id, m->path, &m->replaced);
+		if (!m->open_path)
+			continue;
+		if (!strcmp(m->open_path, m->path)) {
+			free(m->open_path);
+			m->open_path = m->path;
+		}
+		m->dev_major = id.maj;
+		m->dev_minor = id.min;
+		m->inode = id.inode;
+		read_elf(as, m);
+		found = true;
+	}
+	if (found) {
+		as->dwfl_stale = true;
+		new_gen(as);
+	}
+}
+
 static void retire_into(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t *n,
 			size_t max)
 {
@@ -612,9 +653,7 @@ int as_clone(struct addr_space *dst, const struct addr_space *src)
 	if (!dst->mods)
 		return error_setx(-ENOMEM, "out of memory");
 	dst->cap = src->nmods ? src->nmods : 1;
-	/* its parent's mount namespace is its own until it unshares */
-	dst->ancestors[0] = src->pid;
-	memcpy(&dst->ancestors[1], src->ancestors, sizeof(dst->ancestors) - sizeof(pid_t));
+	as_set_parent(dst, src);
 	for (i = 0; i < src->nmods; i++) {
 		struct as_module *m = &dst->mods[i];
 

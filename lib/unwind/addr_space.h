@@ -167,6 +167,15 @@ static inline int as_table(struct addr_space *as, struct as_module *m, struct ut
 	return r;
 }
 
+/* PARENT's process is the parent of AS's (its ancestors, AS's after it). */
+void as_set_parent(struct addr_space *as, const struct addr_space *parent);
+
+/*
+ * Look again for the files of the modules that have none (now that the
+ * ancestors are known: a process seen before the record of its fork).
+ */
+void as_find_files(struct addr_space *as);
+
 /* Copy SRC's modules into the empty DST (a fork).  0 or -ENOMEM. */
 int as_clone(struct addr_space *dst, const struct addr_space *src);
 
