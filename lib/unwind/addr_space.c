@@ -258,8 +258,11 @@ static bool is_file(struct addr_space *as, const char *path, struct file_id *id)
 	return true;
 }
 
-/* The /proc/self/fd path of a file held open that is ID, or NULL. */
-static char *held_path(struct as_shared *sh, const struct file_id *id)
+/*
+ * The /proc/self/fd path of a file held open that is ID, or NULL (by
+ * build-id: ID gets its device and inode, which tell files apart later).
+ */
+static char *held_path(struct as_shared *sh, struct file_id *id)
 {
 	const struct as_held *h;
 	char *path;
@@ -270,8 +273,12 @@ static char *held_path(struct as_shared *sh, const struct file_id *id)
 		if (id->build_id_len ? h->build_id_len == id->build_id_len &&
 					       !memcmp(h->build_id, id->build_id, h->build_id_len)
 				     : h->inode == id->inode && h->dev_major == id->maj &&
-					       h->dev_minor == id->min)
+					       h->dev_minor == id->min) {
+			id->maj = h->dev_major;
+			id->min = h->dev_minor;
+			id->inode = h->inode;
 			return asprintf(&path, "/proc/self/fd/%d", h->fd) < 0 ? NULL : path;
+		}
 	}
 	return NULL;
 }

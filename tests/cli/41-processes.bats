@@ -23,29 +23,31 @@ teardown() {
 # burst_child's own chain main -> work_a (the rest is the dynamic loader's
 # and libc's, named).  With -a (the kernel sampled too, on the user
 # stack) the samples taken inside execve, once the new name is set and
-# before the new image runs, have no user stack (the old one is gone):
-# they are counted apart, at most 10%, and the rest judged as above.
+# before the new image runs, have no user stack (the old one is gone), and
+# those at the end of exit no user registers: they are counted apart, at
+# most 10%, and the rest judged as above, but for 97% complete (a loaded
+# machine loses records now and then under -a, a mapping with them).
 burst_truth() {
 	awk -v min="$2" -v mode="${3:-}" '
-		mode == "-a" && $0 ~ /^burst_child-[0-9]+;\[truncated: no-stack\];0x[0-9a-f]+ [0-9]+$/ {
+		mode == "-a" && $0 ~ /^burst_child-[0-9]+;\[truncated: no-(stack|registers)\];0x[0-9a-f]+ [0-9]+$/ {
 			inexec += $NF; all += $NF; next
 		}
 		$1 ~ /^burst_child-[0-9]+;/ {
 			n = $NF; total += n; all += n
 			if ($0 !~ /\+0x|\[unknown|;0x[0-9a-f]+(;| )/) named += n
-			if ($1 ~ /^burst_child-[0-9]+;_start;/) complete += n
+			if ($0 ~ /^burst_child-[0-9]+;_start[; ]/) complete += n
 			if ($0 ~ /;main;work_a(;|$)/) own += n
 			pids[$1] = 1
 		}
 		END {
 			printf "burst_child: %d samples, %d named, %d complete, %d in main;work_a",
 			       total, named, complete, own
-			if (mode == "-a") printf "; %d more inside execve, without a user stack", inexec
+			if (mode == "-a") printf "; %d more in execve or exit, without a user stack", inexec
 			printf "\n"
 			if (inexec * 10 > all) { print "too many without a user stack"; exit 1 }
 			if (total < min) { print "fewer than " min " samples"; exit 1 }
 			if (named * 100 < total * 99) { print "not named"; exit 1 }
-			if (complete * 100 < total * 98) { print "not complete"; exit 1 }
+			if (complete * 100 < total * (mode == "-a" ? 97 : 98)) { print "not complete"; exit 1 }
 			if (own * 100 < total * 75) { print "not in their own chain"; exit 1 }
 		}' "$1"
 }
