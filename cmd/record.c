@@ -474,8 +474,9 @@ static void print_system(const struct prof_recording_summary *s, int verbosity)
 		s->sample_events ? 100.0 * (double)busy / (double)s->sample_events : 0.0, s->cpus,
 		s->cpus == 1 ? "" : "s", s->idle_samples, s->self_samples, s->processes);
 	if (verbosity)
-		fprintf(stderr, "prof: the processes running were read from /proc in %.1f ms\n",
-			(double)s->synthesis_ns / 1e6);
+		fprintf(stderr, "prof: the %" PRIu64 " processes running were read from /proc in "
+			"%.1f ms (%.1f ms of CPU)\n", s->synthesis_processes,
+			(double)s->synthesis_ns / 1e6, (double)s->synthesis_cpu_ns / 1e6);
 }
 
 /* -v: how the stacks were unwound, and what it cost. */

@@ -203,6 +203,8 @@ struct prof_recording_summary {
 	uint64_t self_samples;
 	uint32_t cpus;
 	uint64_t synthesis_ns;
+	uint64_t synthesis_cpu_ns;	/* of that, the recorder's CPU time */
+	uint64_t synthesis_processes;	/* the processes read */
 };
 
 struct prof_recorder;

@@ -186,15 +186,20 @@ int maps_read(pid_t pid, struct map_entry **ret)
 static int read_stat(pid_t pid, char *buf, size_t len, char comm[16], const char **ret_fields)
 {
 	char path[64], *open_paren, *close_paren;
+	ssize_t k;
 	size_t n;
-	FILE *f;
+	int fd;
 
+	/* open and read, not stdio: a machine's synthesis reads thousands */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
+	k = read(fd, buf, len - 1);
+	close(fd);
+	if (k < 0)
+		return errno == ESRCH ? -ESRCH : -EIO;
+	n = (size_t)k;
 	buf[n] = '\0';
 	/* comm may hold spaces and parentheses: it ends at the last ')' */
 	open_paren = strchr(buf, '(');
@@ -212,26 +217,49 @@ static int read_stat(pid_t pid, char *buf, size_t len, char comm[16], const char
 	return 0;
 }
 
-int proc_stat(pid_t pid, char comm[16], pid_t *ppid, uint64_t *starttime)
+int proc_stat_threads(pid_t pid, char comm[16], pid_t *ppid, uint64_t *starttime,
+		      uint64_t *threads)
 {
-	unsigned long long st = 0;
-	const char *fields;
+	uint64_t v[20] = { 0 };
+	const char *fields, *c;
 	char buf[1024];
-	int pp = 0, r = read_stat(pid, buf, sizeof(buf), comm, &fields);
+	int r = read_stat(pid, buf, sizeof(buf), comm, &fields), i;
 
 	if (r < 0)
 		return r;
-	/* fields after comm: state ppid pgrp session tty tpgid flags minflt cminflt
-	 * majflt cmajflt utime stime cutime cstime priority nice threads itrealvalue
-	 * starttime */
-	if (sscanf(fields, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-			   "%*d %*d %*d %*d %llu", &pp, &st) < 2)
+	/*
+	 * The fields after comm, by hand: state, then ppid pgrp session tty
+	 * tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
+	 * priority nice threads itrealvalue starttime (1 to 19 after the state;
+	 * some may be negative: only their digits matter here)
+	 */
+	c = fields;
+	if (!*c || c[1] != ' ')
 		return -EIO;
+	c += 2;
+	for (i = 1; i <= 19; i++) {
+		if (*c == '-')
+			c++;
+		if (*c < '0' || *c > '9')
+			return -EIO;
+		for (; *c >= '0' && *c <= '9'; c++)
+			v[i] = v[i] * 10 + (uint64_t)(*c - '0');
+		if (*c != ' ' && i < 19)
+			return -EIO;
+		c++;
+	}
 	if (ppid)
-		*ppid = pp;
+		*ppid = (pid_t)v[1];
+	if (threads)
+		*threads = v[17];
 	if (starttime)
-		*starttime = st;
+		*starttime = v[19];
 	return 0;
+}
+
+int proc_stat(pid_t pid, char comm[16], pid_t *ppid, uint64_t *starttime)
+{
+	return proc_stat_threads(pid, comm, ppid, starttime, NULL);
 }
 
 bool proc_gone(pid_t pid)

@@ -36,6 +36,10 @@ bool maps_parse_line(char *line, struct map_entry *e);
 /* comm, ppid and start time (in clock ticks) of PID from /proc/PID/stat.  0 or -errno. */
 int proc_stat(pid_t pid, char comm[16], pid_t *ppid, uint64_t *starttime_ticks);
 
+/* The same, and its number of threads. */
+int proc_stat_threads(pid_t pid, char comm[16], pid_t *ppid, uint64_t *starttime,
+		      uint64_t *threads);
+
 /* Whether PID has exited as /proc sees it: gone, a zombie, or dead. */
 bool proc_gone(pid_t pid);
 

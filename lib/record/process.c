@@ -191,20 +191,32 @@ int pt_refresh_maps(struct proc_table *pt, struct proc *p, uint64_t time)
 	return r;
 }
 
+/* Clock ticks since boot (/proc/PID/stat's starttime) in ns. */
+static uint64_t ticks_ns(uint64_t ticks)
+{
+	static uint64_t hz;
+
+	if (!hz) {
+		long v = sysconf(_SC_CLK_TCK);
+
+		hz = v > 0 ? (uint64_t)v : 100;
+	}
+	return ticks * (1000000000ull / hz);
+}
+
 /* When PID started, in ns since boot (/proc/PID/stat), or 0: with the pid it names a process. */
 static uint64_t start_time(pid_t pid)
 {
 	uint64_t ticks = 0;
 	char comm[16];
-	long hz = sysconf(_SC_CLK_TCK);
 
-	if (proc_stat(pid, comm, NULL, &ticks) < 0 || hz <= 0)
+	if (proc_stat(pid, comm, NULL, &ticks) < 0)
 		return 0;
-	return ticks * (1000000000ull / (uint64_t)hz);
+	return ticks_ns(ticks);
 }
 
 static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char *comm,
-		       const char *exe, uint64_t time, struct proc **ret)
+		       const char *exe, uint64_t start_ns, uint64_t time, struct proc **ret)
 {
 	struct proc *p;
 	void *arr = pt->procs;
@@ -223,7 +235,7 @@ static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char 
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	as_init(&p->as, pid, pt->spaces);
 	p->ppid = ppid;
-	p->start_time_ns = start_time(pid);
+	p->start_time_ns = start_ns;
 	p->exe = xstrdup(exe);
 	p->time_ns = time;
 	id = p->exe ? pt_write_process(pt, p, time) : error_setx(-ENOMEM, "out of memory");
@@ -246,9 +258,9 @@ static int new_process(struct proc_table *pt, pid_t pid, pid_t ppid, const char 
 int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, struct proc **ret)
 {
 	struct proc *p = pt_find_process(pt, pid);
-	char comm[16] = "", exe[PATH_MAX];
+	uint64_t ticks = 0;
+	char comm[16] = "";
 	pid_t ppid = 0;
-	int r;
 
 	/*
 	 * A record from before the exit (rings deliver late, an exit found in
@@ -259,10 +271,20 @@ int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, s
 		*ret = p;
 		return 0;
 	}
-	if (proc_stat(pid, comm, &ppid, NULL) < 0)
+	if (proc_stat(pid, comm, &ppid, &ticks) < 0)
 		snprintf(comm, sizeof(comm), "%d", (int)pid);
+	return pt_process_read(pt, pid, ppid, comm, ticks_ns(ticks), time, snapshot, ret);
+}
+
+int pt_process_read(struct proc_table *pt, pid_t pid, pid_t ppid, const char *comm,
+		    uint64_t start_ns, uint64_t time, bool snapshot, struct proc **ret)
+{
+	char exe[PATH_MAX];
+	struct proc *p;
+	int r;
+
 	proc_exe(pid, exe, sizeof(exe));
-	r = new_process(pt, pid, ppid, comm, exe, time, &p);
+	r = new_process(pt, pid, ppid, comm, exe, start_ns, time, &p);
 	if (r < 0)
 		return r;
 	if (ppid > 0) {
@@ -310,6 +332,12 @@ static int new_thread(struct proc_table *pt, struct proc *p, pid_t tid, const ch
 		return r;
 	*ret = t;
 	return 0;
+}
+
+int pt_thread_named(struct proc_table *pt, struct proc *p, pid_t tid, const char *name,
+		    uint64_t time, struct thr **ret)
+{
+	return new_thread(pt, p, tid, name, time, ret);
 }
 
 int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct thr **ret)
@@ -364,7 +392,7 @@ int pt_fork(struct proc_table *pt, pid_t pid, pid_t ppid, pid_t tid, uint64_t ti
 	char exe[PATH_MAX];
 
 	proc_exe(ppid, exe, sizeof(exe));
-	r = new_process(pt, pid, ppid, parent->comm, exe, time, &child);
+	r = new_process(pt, pid, ppid, parent->comm, exe, start_time(pid), time, &child);
 	if (r < 0)
 		return r;
 	/* the child starts with its parent's mappings; no mmap record will say so */

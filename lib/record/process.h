@@ -77,6 +77,15 @@ void pt_set_writer(struct proc_table *pt, struct prof_spool_writer *w);
 
 /* The live process PID, created (with a /proc snapshot if SNAPSHOT) if needed. */
 int pt_process(struct proc_table *pt, pid_t pid, uint64_t time, bool snapshot, struct proc **ret);
+/*
+ * A new process PID that the caller read from /proc (its parent, comm and
+ * start in ns since boot), with its mappings if SNAPSHOT.  0 or -errno.
+ */
+int pt_process_read(struct proc_table *pt, pid_t pid, pid_t ppid, const char *comm,
+		    uint64_t start_ns, uint64_t time, bool snapshot, struct proc **ret);
+/* A new thread TID of P, named NAME by the caller.  0 or -errno. */
+int pt_thread_named(struct proc_table *pt, struct proc *p, pid_t tid, const char *name,
+		    uint64_t time, struct thr **ret);
 /* The live thread TID of PID, created if needed. */
 int pt_thread(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time, struct thr **ret);
 

@@ -68,6 +68,8 @@ struct prof_recorder {
 	pid_t self;
 	size_t online_cpus;		/* for the kernel's locked-memory budget */
 	uint64_t synthesis_ns;		/* how long reading /proc at the start took */
+	uint64_t synthesis_cpu_ns;	/* of which on the CPU */
+	uint64_t synthesis_processes;	/* the processes it read */
 	/*
 	 * One per CPU, mapped by its first event; with --off-cpu, from ncpus
 	 * on, a second per CPU for the switch events: a record's ring says

@@ -120,7 +120,8 @@ void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t 
 /* What the default rings may take in all: a few CPUs get 32 MiB each, many get less. */
 #define MAX_RING_BYTES_TOTAL (256u << 20)
 
-static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t ncpus)
+static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t ncpus,
+			 bool system)
 {
 	size_t want, pages = 1, most = 8192;
 
@@ -136,6 +137,13 @@ static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t
 	want = ((size_t)o->stack_bytes + 512) * 64 / page;
 	if (o->freq_hz > 2000)
 		want *= o->freq_hz / 1000;
+	/*
+	 * The whole machine: every CPU busy with someone, each sample a whole
+	 * stack copy (64 KiB at 999 Hz fill 64 MiB a second), while the
+	 * recorder competes for a CPU with all of them: four times the room
+	 */
+	if (system)
+		want *= 4;
 	/*
 	 * Switches come in bursts: a thread that blocks a thousand times a
 	 * second, or threads handing work to each other, fill a switch ring
@@ -352,7 +360,7 @@ int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, boo
 	int r;
 
 	if (!rec->ring_pages)
-		rec->ring_pages = fit_locked_limit(ring_pages(o, page, rec->nrings), page,
+		rec->ring_pages = fit_locked_limit(ring_pages(o, page, rec->nrings, rec->system), page,
 						   rec->online_cpus, rec->nrings, !o->mmap_pages);
 	for (i = 0; i < rec->nrings; i++) {
 		r = open_ring_event(rec, i, tid, on_exec, enable, rec->ring_pages, page);

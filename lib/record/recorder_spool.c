@@ -96,6 +96,8 @@ void rec_summary(const struct prof_recorder *rec, struct prof_recording_summary 
 	ret->offcpu_truncated = rec->offcpu.stats.truncated;
 	ret->cpus = rec->system ? (uint32_t)rec->ncpus : 0;
 	ret->synthesis_ns = rec->synthesis_ns;
+	ret->synthesis_cpu_ns = rec->synthesis_cpu_ns;
+	ret->synthesis_processes = rec->synthesis_processes;
 }
 
 int prof_recorder_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret)

@@ -50,29 +50,55 @@ static int parse_cpus(struct prof_recorder *rec)
 	return 0;
 }
 
-/* perf's -G: a cgroup v2 directory, as a path or under /sys/fs/cgroup. */
+/*
+ * Where cgroup v2 is mounted: /sys/fs/cgroup, or on a hybrid system
+ * (v1 controllers there) its "unified" directory, as /proc/self/mounts
+ * says, into BUF.
+ */
+static void cgroup2_root(char *buf, size_t len)
+{
+	char line[4096], dev[64], dir[3072], type[64];
+	FILE *f = fopen("/proc/self/mounts", "re");
+
+	snprintf(buf, len, CGROUP_ROOT);
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %3071s %63s", dev, dir, type) == 3 &&
+		    !strcmp(type, "cgroup2")) {
+			snprintf(buf, len, "%s", dir);
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+/* A cgroup v2 directory: one that lists its processes. */
+static int open_cgroup_dir(const char *path)
+{
+	char procs[4200];
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	if (access(procs, F_OK) < 0)
+		return -1;
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* perf's -G: a cgroup v2 directory, as a path or under the cgroup v2 mount. */
 static int open_cgroup(struct prof_recorder *rec)
 {
 	const char *g = rec->opts.cgroup;
-	char path[4096];
+	char root[3072], path[4096];
 	int fd = -1;
 
 	if (!g)
 		return 0;
 	if (g[0] == '/')
-		fd = open(g, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		while (*g == '/')
-			g++;
-		snprintf(path, sizeof(path), CGROUP_ROOT "/%s", g);
-		/* a cgroup v2 directory is one that lists its processes */
-		if (*g && strstr(path, "/..") == NULL) {
-			char procs[4200];
-
-			snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
-			if (access(procs, F_OK) == 0)
-				fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		}
+		fd = open_cgroup_dir(g);
+	while (*g == '/')
+		g++;
+	if (fd < 0 && *g && !strstr(g, "..")) {
+		cgroup2_root(root, sizeof(root));
+		snprintf(path, sizeof(path), "%s/%s", root, g);
+		fd = open_cgroup_dir(path);
 	}
 	if (fd < 0)
 		return error_setx(-EINVAL, "no such cgroup: %s", rec->opts.cgroup);
@@ -126,7 +152,9 @@ static int cgroup_pids(int dirfd, pid_t **ret)
 
 int rec_system_synthesize(struct prof_recorder *rec)
 {
-	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	uint64_t start = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t tick_ns = 1000000000ull / (uint64_t)(hz > 0 ? hz : 100);
 	size_t procs = 0, threads = 0;
 	pid_t *pids, *tids;
 	int n, i, k, r = 0;
@@ -135,27 +163,36 @@ int rec_system_synthesize(struct prof_recorder *rec)
 	if (n < 0)
 		return error_set(n, "cannot list the processes running");
 	for (i = 0; i < n && r >= 0; i++) {
+		uint64_t ticks, nthreads;
 		struct proc *p;
+		struct thr *t;
 		char comm[16];
 		pid_t ppid;
 		int nt;
 
-		if (pids[i] == rec->self || proc_stat(pids[i], comm, &ppid, NULL) < 0)
-			continue;	/* ourselves, or gone already */
-		r = pt_process(&rec->pt, pids[i], start, true, &p);
-		nt = r < 0 ? 0 : proc_tasks(pids[i], &tids);
-		for (k = 0; k < nt && r >= 0; k++) {
-			struct thr *t;
-
-			r = pt_thread(&rec->pt, pids[i], tids[k], start, &t);
+		if (pids[i] == rec->self ||
+		    proc_stat_threads(pids[i], comm, &ppid, &ticks, &nthreads) < 0 ||
+		    pt_find_process(&rec->pt, pids[i]))
+			continue;	/* ourselves, gone already, or known */
+		r = pt_process_read(&rec->pt, pids[i], ppid, comm, ticks * tick_ns, start, true, &p);
+		procs++;
+		if (r >= 0 && nthreads == 1) {
+			/* its one thread is its leader, whose name stat gave */
+			r = pt_thread_named(&rec->pt, p, pids[i], comm, start, &t);
+			threads++;
+			continue;
 		}
+		nt = r < 0 ? 0 : proc_tasks(pids[i], &tids);
+		for (k = 0; k < nt && r >= 0; k++)
+			r = pt_thread(&rec->pt, pids[i], tids[k], start, &t);
 		if (nt > 0)
 			free(tids);
-		procs++;
 		threads += nt > 0 ? (size_t)nt : 0;
 	}
 	free(pids);
 	rec->synthesis_ns = clock_ns(CLOCK_MONOTONIC) - start;
+	rec->synthesis_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	rec->synthesis_processes = procs;
 	pr_debug("read %zu processes (%zu threads) from /proc in %.1f ms", procs, threads,
 		(double)rec->synthesis_ns / 1e6);
 	return r;

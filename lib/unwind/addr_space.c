@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "addr_space.h"
@@ -124,12 +125,54 @@ void as_release(struct addr_space *as)
 	as_init(as, as->pid, as->shared);
 }
 
-static bool same_file(const char *path, uint32_t maj, uint32_t min, uint64_t inode)
-{
-	struct stat st;
+/* A stat memo's life: a file replaced since is seen again at most this late. */
+#define STAT_MEMO_NS 200000000ull
 
-	return stat(path, &st) == 0 && major(st.st_dev) == maj && minor(st.st_dev) == min &&
-	       st.st_ino == inode;
+/* stat(2) of PATH, or what SH saw of it in the last STAT_MEMO_NS.  0 or -1 (errno set). */
+static int memo_stat(struct as_shared *sh, const char *path, struct as_stat_memo *ret)
+{
+	uint64_t h = 14695981039346656037ull, now;
+	struct as_stat_memo *m;
+	struct timespec ts;
+	struct stat st;
+	const char *c;
+
+	for (c = path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	h |= 1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	m = sh ? &sh->stats[h % AS_STAT_MEMO] : ret;
+	if (sh && m->path_hash == h && now - m->when_ns < STAT_MEMO_NS) {
+		*ret = *m;
+		errno = m->err;
+		return m->err ? -1 : 0;
+	}
+	memset(m, 0, sizeof(*m));
+	m->path_hash = h;
+	m->when_ns = now;
+	if (stat(path, &st) < 0) {
+		m->err = errno;
+	} else {
+		m->ino = st.st_ino;
+		m->size = (uint64_t)st.st_size;
+		m->mtime_ns = stat_mtime_ns(&st);
+		m->dev_major = major(st.st_dev);
+		m->dev_minor = minor(st.st_dev);
+	}
+	*ret = *m;
+	errno = m->err;
+	return m->err ? -1 : 0;
+}
+
+/* SH: the memo may answer (a path of the host's; not one under /proc/PID, another's each time) */
+static bool same_file(struct as_shared *sh, const char *path, uint32_t maj, uint32_t min,
+		      uint64_t inode)
+{
+	struct as_stat_memo st;
+
+	return memo_stat(sh, path, &st) == 0 && st.dev_major == maj && st.dev_minor == min &&
+	       st.ino == inode;
 }
 
 /* What the ELF file at PATH says: its PT_LOAD segments and build-id.  False: no ELF file. */
@@ -142,7 +185,8 @@ static bool read_facts(const char *path, struct elf_facts *f)
 	Elf *elf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* (non-blocking: the path of a mapped file may name a FIFO now) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -177,7 +221,7 @@ out:
  * size and mtime), else read into ONE.  NULL: no ELF file.
  */
 static const struct elf_facts *facts_of(struct addr_space *as, const char *path,
-					const struct stat *st, struct elf_facts *one)
+					const struct as_stat_memo *st, struct elf_facts *one)
 {
 	struct as_shared *sh = as->shared;
 	struct elf_facts *f;
@@ -186,19 +230,19 @@ static const struct elf_facts *facts_of(struct addr_space *as, const char *path,
 	for (i = 0; sh && sh->facts && i < sh->nfacts; i++) {
 		struct elf_facts *c = &sh->facts[i];
 
-		if (c->inode == st->st_ino && c->dev_major == major(st->st_dev) &&
-		    c->dev_minor == minor(st->st_dev) && c->size == (uint64_t)st->st_size &&
-		    c->mtime_ns == stat_mtime_ns(st))
+		if (c->inode == st->ino && c->dev_major == st->dev_major &&
+		    c->dev_minor == st->dev_minor && c->size == st->size &&
+		    c->mtime_ns == st->mtime_ns)
 			return c;
 	}
 	memset(one, 0, sizeof(*one));
 	if (!read_facts(path, one))
 		return NULL;
-	one->dev_major = major(st->st_dev);
-	one->dev_minor = minor(st->st_dev);
-	one->inode = st->st_ino;
-	one->size = (uint64_t)st->st_size;
-	one->mtime_ns = stat_mtime_ns(st);
+	one->dev_major = st->dev_major;
+	one->dev_minor = st->dev_minor;
+	one->inode = st->ino;
+	one->size = st->size;
+	one->mtime_ns = st->mtime_ns;
 	/* without room for the cache, each mapping reads its file's headers */
 	if (sh && !sh->facts)
 		sh->facts = calloc(ELF_FACTS_MAX, sizeof(*sh->facts));
@@ -214,11 +258,13 @@ static const struct elf_facts *facts_of(struct addr_space *as, const char *path,
 static void read_elf(struct addr_space *as, struct as_module *m)
 {
 	const struct elf_facts *f;
+	struct as_stat_memo st;
 	struct elf_facts one;
-	struct stat st;
 	size_t i;
 
-	if (stat(m->open_path, &st) < 0 || !(f = facts_of(as, m->open_path, &st, &one)))
+	/* (a /proc/self/fd path is the same file as long as it is held) */
+	if (memo_stat(as->shared, m->open_path, &st) < 0 ||
+	    !(f = facts_of(as, m->open_path, &st, &one)))
 		return;
 	for (i = 0; i < f->nload; i++)
 		/* the segment this mapping's file offset falls in */
@@ -240,21 +286,25 @@ struct file_id {
 	uint8_t build_id_len;	/* > 0: by build-id; the device and inode are the file's found */
 };
 
-/* Whether PATH is the file ID names (by build-id: ID gets its device and inode). */
-static bool is_file(struct addr_space *as, const char *path, struct file_id *id)
+/*
+ * Whether PATH is the file ID names (by build-id: ID gets its device and
+ * inode).  MEMO: a stat of it from a moment ago will do (see same_file).
+ */
+static bool is_file(struct addr_space *as, const char *path, struct file_id *id, bool memo)
 {
+	struct as_shared *sh = memo ? as->shared : NULL;
 	const struct elf_facts *f;
+	struct as_stat_memo st;
 	struct elf_facts one;
-	struct stat st;
 
 	if (!id->build_id_len)
-		return same_file(path, id->maj, id->min, id->inode);
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || !(f = facts_of(as, path, &st, &one)) ||
+		return same_file(sh, path, id->maj, id->min, id->inode);
+	if (memo_stat(sh, path, &st) < 0 || !(f = facts_of(as, path, &st, &one)) ||
 	    f->build_id_len != id->build_id_len || memcmp(f->build_id, id->build_id, f->build_id_len))
 		return false;
-	id->maj = major(st.st_dev);
-	id->min = minor(st.st_dev);
-	id->inode = st.st_ino;
+	id->maj = st.dev_major;
+	id->min = st.dev_minor;
+	id->inode = st.ino;
 	return true;
 }
 
@@ -331,7 +381,7 @@ static char *find_file(struct addr_space *as, uint64_t start, uint64_t end, stru
 	size_t i;
 
 	*replaced = false;
-	if (is_file(as, path, id))
+	if (is_file(as, path, id, true))
 		return xstrdup(path);
 	alt = held_path(as->shared, id);
 	if (alt)
@@ -343,7 +393,7 @@ static char *find_file(struct addr_space *as, uint64_t start, uint64_t end, stru
 			break;
 		if (asprintf(&alt, "/proc/%d/root%s", (int)pid, path) < 0)
 			return NULL;
-		if (is_file(as, alt, id))
+		if (is_file(as, alt, id, false))
 			return hold(as->shared, alt, id);
 		free(alt);
 	}
@@ -352,7 +402,7 @@ static char *find_file(struct addr_space *as, uint64_t start, uint64_t end, stru
 	if (asprintf(&alt, "/proc/%d/map_files/%lx-%lx", (int)as->pid, (unsigned long)start,
 		     (unsigned long)end) < 0)
 		return NULL;
-	if (access(alt, R_OK) == 0 && (!id->build_id_len || is_file(as, alt, id)))
+	if (access(alt, R_OK) == 0 && (!id->build_id_len || is_file(as, alt, id, false)))
 		return hold(as->shared, alt, id);
 	free(alt);
 	return NULL;

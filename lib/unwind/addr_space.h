@@ -43,11 +43,7 @@ struct as_range {
 
 struct elf_facts;
 
-/*
- * What the address spaces of a recording share: the compiled unwind
- * tables of the files they map, what those files' ELF headers say, and
- * the generations handed out.
- */
+/* A file held open by the address spaces of a recording (see as_shared). */
 struct as_held {
 	uint32_t dev_major, dev_minor;
 	uint64_t inode;
@@ -56,8 +52,29 @@ struct as_held {
 	uint8_t build_id[PROF_BUILD_ID_MAX];
 };
 
+/*
+ * A stat(2) of a path, kept for a moment: a machine's thousands of
+ * processes map the same few files, whose paths would each be looked up
+ * twice for every mapping.
+ */
+#define AS_STAT_MEMO 64
+struct as_stat_memo {
+	uint64_t path_hash;	/* 0: empty */
+	uint64_t when_ns;	/* CLOCK_MONOTONIC of the stat */
+	int err;		/* its errno, or 0 */
+	uint64_t ino, size;
+	int64_t mtime_ns;
+	uint32_t dev_major, dev_minor;
+};
+
+/*
+ * What the address spaces of a recording share: the compiled unwind
+ * tables of the files they map, what those files' ELF headers say, and
+ * the generations handed out.
+ */
 struct as_shared {
 	struct utables tables;
+	struct as_stat_memo stats[AS_STAT_MEMO];
 	struct elf_facts *facts;	/* ELF_FACTS_MAX of them, or NULL (not yet used) */
 	size_t nfacts, next_fact;	/* filled; the one replaced next when full */
 	uint32_t gens;
