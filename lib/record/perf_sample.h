@@ -121,6 +121,16 @@ struct perf_mmap2_body {	/* PERF_RECORD_MMAP2, then the file's name, NUL-padded 
 	uint32_t prot, flags;
 };
 
+/* The same with PERF_RECORD_MISC_MMAP_BUILD_ID: the file's build-id for device and inode. */
+struct perf_mmap2_build_id_body {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint8_t build_id_size, reserved1;
+	uint16_t reserved2;
+	uint8_t build_id[20];
+	uint32_t prot, flags;
+};
+
 struct perf_comm_body {		/* PERF_RECORD_COMM, then the name, NUL-padded */
 	uint32_t pid, tid;
 };
@@ -139,6 +149,7 @@ struct perf_lost_samples_body {	/* PERF_RECORD_LOST_SAMPLES */
 };
 
 _Static_assert(sizeof(struct perf_mmap2_body) == 64, "the kernel's PERF_RECORD_MMAP2 layout");
+_Static_assert(sizeof(struct perf_mmap2_build_id_body) == 64, "PERF_RECORD_MMAP2 with a build-id");
 _Static_assert(sizeof(struct perf_task_body) == 24, "the kernel's PERF_RECORD_FORK layout");
 
 #endif /* PROF_PERF_SAMPLE_H */

@@ -18,6 +18,9 @@ struct map_entry {
 	uint64_t inode;
 	bool exec;
 	char *path;		/* "" for anonymous memory */
+	/* known by its file's build-id (an mmap2 record's) instead of the device and inode */
+	const uint8_t *build_id;
+	uint8_t build_id_len;
 };
 
 /*

@@ -115,8 +115,12 @@ static int add_mapping(struct proc_table *pt, struct proc *p, const struct map_e
 	struct as_module m;
 	int r;
 
-	r = as_describe(&p->as, e->start, e->end, e->pgoff, e->dev_major, e->dev_minor, e->inode,
-			e->path, &m);
+	if (e->build_id_len)
+		r = as_describe_build_id(&p->as, e->start, e->end, e->pgoff, e->build_id,
+					 e->build_id_len, e->path, &m);
+	else
+		r = as_describe(&p->as, e->start, e->end, e->pgoff, e->dev_major, e->dev_minor,
+				e->inode, e->path, &m);
 	if (r < 0)
 		return r;
 	r = as_add(&p->as, &m, retired, &n);
@@ -283,6 +287,15 @@ int pt_process_read(struct proc_table *pt, pid_t pid, pid_t ppid, const char *co
 	r = new_process(pt, pid, ppid, comm, exe, start_ns, time, &p);
 	if (r < 0)
 		return r;
+	if (ppid > 0) {
+		/* where its files are, if it is gone when its mmaps are read */
+		struct proc *parent = pt_find_process(pt, ppid);
+
+		if (parent && !parent->exited)
+			as_set_parent(&p->as, &parent->as);
+		else
+			p->as.ancestors[0] = ppid;
+	}
 	if (snapshot) {
 		r = pt_refresh_maps(pt, p, time);
 		if (r < 0)
@@ -368,8 +381,14 @@ int pt_fork(struct proc_table *pt, pid_t pid, pid_t ppid, pid_t tid, uint64_t ti
 	if (r < 0)
 		return r;
 	child = pt_find_process(pt, pid);
-	if (child && !child->exited)
-		return 0;	/* already known (seen through a sample first) */
+	if (child && !child->exited) {
+		/* already known (seen through a sample or mmap first, from another CPU's ring) */
+		if (!child->as.ancestors[0]) {
+			as_set_parent(&child->as, &parent->as);
+			as_find_files(&child->as);
+		}
+		return 0;
+	}
 	char exe[PATH_MAX];
 
 	proc_exe(ppid, exe, sizeof(exe));
@@ -525,11 +544,13 @@ int pt_exit(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time)
 }
 
 int pt_mmap(struct proc_table *pt, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-	    uint32_t maj, uint32_t min, uint64_t inode, const char *path, uint64_t time)
+	    uint32_t maj, uint32_t min, uint64_t inode, const uint8_t *build_id,
+	    uint8_t build_id_len, const char *path, uint64_t time)
 {
 	struct map_entry e = { .start = start, .end = start + len, .pgoff = pgoff,
 			       .dev_major = maj, .dev_minor = min, .inode = inode, .exec = true,
-			       .path = (char *)path };
+			       .path = (char *)path, .build_id = build_id,
+			       .build_id_len = build_id_len };
 	struct proc *p;
 	int r;
 

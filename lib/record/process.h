@@ -99,8 +99,10 @@ int pt_fork(struct proc_table *pt, pid_t pid, pid_t ppid, pid_t tid, uint64_t ti
 int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool exec,
 	    uint64_t time);
 int pt_exit(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time);
+/* BUILD_ID_LEN > 0: the mapping is known by BUILD_ID, not by MAJ:MIN and INODE. */
 int pt_mmap(struct proc_table *pt, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-	    uint32_t maj, uint32_t min, uint64_t inode, const char *path, uint64_t time);
+	    uint32_t maj, uint32_t min, uint64_t inode, const uint8_t *build_id,
+	    uint8_t build_id_len, const char *path, uint64_t time);
 
 /* Add the executable mappings of /proc/PID/maps that P does not have yet. */
 int pt_refresh_maps(struct proc_table *pt, struct proc *p, uint64_t time);

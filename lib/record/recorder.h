@@ -126,6 +126,8 @@ struct prof_recorder {
 	uint64_t spool_bytes_before;	/* in the files finished */
 	uint64_t samples_written_before;
 	uint32_t files;			/* finished */
+	/* the kernel refused mmap2 records with build-ids (attr.build_id, before 5.12) */
+	bool build_id_refused;
 };
 
 /*

@@ -264,11 +264,21 @@ static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool 
 			flags |= PERF_FLAG_PID_CGROUP;
 		}
 	}
+	/*
+	 * mmap2 records with the file's build-id where it has one: they name
+	 * the file of a process gone before they are read (a short-lived
+	 * process, another mount namespace), which device and inode cannot
+	 */
+	attr.build_id = !sw && !rec->build_id_refused;
 	/* every event's records are parsed as these attributes lay them out */
 	r = perf_sample_layout_of(&attr, &rec->layout);
 	if (r < 0)
 		return error_setx(r, "cannot parse the samples of these perf attributes");
 	fd = perf_open(&attr, pid, ring->cpu, -1, flags);
+	if (fd < 0 && errno == EINVAL && attr.build_id && rec->nfds == 0) {
+		rec->build_id_refused = true;	/* a kernel before 5.12: device and inode only */
+		return 1;
+	}
 	if (fd < 0 && rec->kernel && rec->nfds == 0 && !o->off_cpu && !rec->system &&
 	    (errno == EACCES || errno == EPERM)) {
 		uint64_t paranoid = 0;

@@ -344,16 +344,27 @@ static bool body_name(const uint8_t *body, size_t body_len, size_t n, char *out,
 static int handle_mmap2(struct prof_recorder *rec, const struct perf_event_header *h,
 			const uint8_t *p, size_t body, uint64_t time)
 {
+	struct perf_mmap2_build_id_body b;
 	struct perf_mmap2_body m;
 	char path[PATH_MAX];
 
 	if (body < sizeof(m) || !body_name(p, body, sizeof(m), path, sizeof(path)))
 		return rec_malformed(rec, h);
-	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
-		return 0;	/* a build-id in place of the device and inode: not asked for */
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		/*
+		 * The build-id of the file, in place of its device and inode: it
+		 * names the file when the process is gone before this is read (a
+		 * file at the path is trusted only with that build-id)
+		 */
+		memcpy(&b, p, sizeof(b));
+		if (!b.build_id_size || b.build_id_size > sizeof(b.build_id))
+			return rec_malformed(rec, h);
+		return pt_mmap(&rec->pt, (pid_t)b.pid, b.addr, b.len, b.pgoff, 0, 0, 0, b.build_id,
+			       b.build_id_size, path, time);
+	}
 	memcpy(&m, p, sizeof(m));
-	return pt_mmap(&rec->pt, (pid_t)m.pid, m.addr, m.len, m.pgoff, m.maj, m.min, m.ino, path,
-		       time);
+	return pt_mmap(&rec->pt, (pid_t)m.pid, m.addr, m.len, m.pgoff, m.maj, m.min, m.ino, NULL, 0,
+		       path, time);
 }
 
 /*

@@ -50,6 +50,7 @@ struct elf_facts {
 };
 
 #define ELF_FACTS_MAX 256
+#define AS_HELD_MAX 256
 
 static char *debuginfo_path;
 
@@ -72,6 +73,11 @@ void as_shared_init(struct as_shared *s)
 
 void as_shared_release(struct as_shared *s)
 {
+	size_t i;
+
+	for (i = 0; i < s->nheld; i++)
+		close(s->held[i].fd);
+	free(s->held);
 	free(s->facts);
 	utables_release(&s->tables);
 	memset(s, 0, sizeof(*s));
@@ -159,6 +165,7 @@ static int memo_stat(struct as_shared *sh, const char *path, struct as_stat_memo
 	return m->err ? -1 : 0;
 }
 
+/* SH: the memo may answer (a path of the host's; not one under /proc/PID, another's each time) */
 static bool same_file(struct as_shared *sh, const char *path, uint32_t maj, uint32_t min,
 		      uint64_t inode)
 {
@@ -178,7 +185,8 @@ static bool read_facts(const char *path, struct elf_facts *f)
 	Elf *elf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* (non-blocking: the path of a mapped file may name a FIFO now) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -207,44 +215,57 @@ out:
 }
 
 /*
- * Load bias and build-id of M, from the ELF file at M->open_path.  A make
- * -j maps the same few files in every process: their headers are read
- * once (while the file is the same: device, inode, size and mtime).
+ * What the ELF file at PATH (ST its stat) says, from the cache shared by
+ * the address spaces (a make -j maps the same few files in every process:
+ * their headers are read once, while the file is the same: device, inode,
+ * size and mtime), else read into ONE.  NULL: no ELF file.
  */
-static void read_elf(struct addr_space *as, struct as_module *m)
+static const struct elf_facts *facts_of(struct addr_space *as, const char *path,
+					const struct as_stat_memo *st, struct elf_facts *one)
 {
 	struct as_shared *sh = as->shared;
-	struct elf_facts one = { 0 }, *f = NULL;
-	struct as_stat_memo st;
+	struct elf_facts *f;
 	size_t i;
 
-	if (memo_stat(sh, m->open_path, &st) < 0)
-		return;
-	for (i = 0; sh && sh->facts && i < sh->nfacts && !f; i++) {
+	for (i = 0; sh && sh->facts && i < sh->nfacts; i++) {
 		struct elf_facts *c = &sh->facts[i];
 
-		if (c->inode == st.ino && c->dev_major == st.dev_major &&
-		    c->dev_minor == st.dev_minor && c->size == st.size && c->mtime_ns == st.mtime_ns)
-			f = c;
+		if (c->inode == st->ino && c->dev_major == st->dev_major &&
+		    c->dev_minor == st->dev_minor && c->size == st->size &&
+		    c->mtime_ns == st->mtime_ns)
+			return c;
 	}
-	if (!f) {
-		if (!read_facts(m->open_path, &one))
-			return;
-		one.dev_major = st.dev_major;
-		one.dev_minor = st.dev_minor;
-		one.inode = st.ino;
-		one.size = st.size;
-		one.mtime_ns = st.mtime_ns;
-		f = &one;
-		/* without room for the cache, each mapping reads its file's headers */
-		if (sh && !sh->facts)
-			sh->facts = calloc(ELF_FACTS_MAX, sizeof(*sh->facts));
-		if (sh && sh->facts) {
-			f = &sh->facts[sh->nfacts < ELF_FACTS_MAX ? sh->nfacts++ : sh->next_fact++];
-			sh->next_fact %= ELF_FACTS_MAX;
-			*f = one;
-		}
-	}
+	memset(one, 0, sizeof(*one));
+	if (!read_facts(path, one))
+		return NULL;
+	one->dev_major = st->dev_major;
+	one->dev_minor = st->dev_minor;
+	one->inode = st->ino;
+	one->size = st->size;
+	one->mtime_ns = st->mtime_ns;
+	/* without room for the cache, each mapping reads its file's headers */
+	if (sh && !sh->facts)
+		sh->facts = calloc(ELF_FACTS_MAX, sizeof(*sh->facts));
+	if (!sh || !sh->facts)
+		return one;
+	f = &sh->facts[sh->nfacts < ELF_FACTS_MAX ? sh->nfacts++ : sh->next_fact++];
+	sh->next_fact %= ELF_FACTS_MAX;
+	*f = *one;
+	return f;
+}
+
+/* Load bias and build-id of M, from the ELF file at M->open_path. */
+static void read_elf(struct addr_space *as, struct as_module *m)
+{
+	const struct elf_facts *f;
+	struct as_stat_memo st;
+	struct elf_facts one;
+	size_t i;
+
+	/* (a /proc/self/fd path is the same file as long as it is held) */
+	if (memo_stat(as->shared, m->open_path, &st) < 0 ||
+	    !(f = facts_of(as, m->open_path, &st, &one)))
+		return;
 	for (i = 0; i < f->nload; i++)
 		/* the segment this mapping's file offset falls in */
 		if (m->pgoff + 1 > (f->load[i].offset & ~(uint64_t)0xfff) &&
@@ -257,12 +278,140 @@ static void read_elf(struct addr_space *as, struct as_module *m)
 	m->build_id_len = f->build_id_len;
 }
 
-int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t maj,
-		uint32_t min, uint64_t inode, const char *path, struct as_module *m)
+/* What a mapped file is known by: its device and inode, or its build-id. */
+struct file_id {
+	uint32_t maj, min;
+	uint64_t inode;
+	const uint8_t *build_id;
+	uint8_t build_id_len;	/* > 0: by build-id; the device and inode are the file's found */
+};
+
+/*
+ * Whether PATH is the file ID names (by build-id: ID gets its device and
+ * inode).  MEMO: a stat of it from a moment ago will do (see same_file).
+ */
+static bool is_file(struct addr_space *as, const char *path, struct file_id *id, bool memo)
 {
-	pid_t pid = as->pid;
+	struct as_shared *sh = memo ? as->shared : NULL;
+	const struct elf_facts *f;
+	struct as_stat_memo st;
+	struct elf_facts one;
+
+	if (!id->build_id_len)
+		return same_file(sh, path, id->maj, id->min, id->inode);
+	if (memo_stat(sh, path, &st) < 0 || !(f = facts_of(as, path, &st, &one)) ||
+	    f->build_id_len != id->build_id_len || memcmp(f->build_id, id->build_id, f->build_id_len))
+		return false;
+	id->maj = st.dev_major;
+	id->min = st.dev_minor;
+	id->inode = st.ino;
+	return true;
+}
+
+/*
+ * The /proc/self/fd path of a file held open that is ID, or NULL (by
+ * build-id: ID gets its device and inode, which tell files apart later).
+ */
+static char *held_path(struct as_shared *sh, struct file_id *id)
+{
+	const struct as_held *h;
+	char *path;
+	size_t i;
+
+	for (i = 0; sh && i < sh->nheld; i++) {
+		h = &sh->held[i];
+		if (id->build_id_len ? h->build_id_len == id->build_id_len &&
+					       !memcmp(h->build_id, id->build_id, h->build_id_len)
+				     : h->inode == id->inode && h->dev_major == id->maj &&
+					       h->dev_minor == id->min) {
+			id->maj = h->dev_major;
+			id->min = h->dev_minor;
+			id->inode = h->inode;
+			return asprintf(&path, "/proc/self/fd/%d", h->fd) < 0 ? NULL : path;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * PATH, the file ID, which only a process's /proc entries name: held
+ * open, and its /proc/self/fd path returned in its place (freeing PATH),
+ * so that later processes of the file find it after this one is gone.
+ * Without room, PATH itself.
+ */
+static char *hold(struct as_shared *sh, char *path, const struct file_id *id)
+{
+	struct as_held *h;
+	struct stat st;
+	char *fd_path;
+	int fd;
+
+	if (!sh || sh->nheld >= AS_HELD_MAX)
+		return path;
+	if (!sh->held && !(sh->held = calloc(AS_HELD_MAX, sizeof(*sh->held))))
+		return path;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return path;
+	/* what was opened must be the mapped file: the path may have changed since */
+	if (fstat(fd, &st) < 0 || st.st_ino != id->inode || major(st.st_dev) != id->maj ||
+	    minor(st.st_dev) != id->min || asprintf(&fd_path, "/proc/self/fd/%d", fd) < 0) {
+		close(fd);
+		return path;
+	}
+	h = &sh->held[sh->nheld++];
+	*h = (struct as_held){ id->maj, id->min, id->inode, fd, id->build_id_len, { 0 } };
+	memcpy(h->build_id, id->build_id, id->build_id_len);
+	free(path);
+	return fd_path;
+}
+
+/*
+ * Where the file ID mapped at START-END (at PATH in the process's own
+ * view) can be read by prof: at PATH; held open since an earlier process
+ * mapped it; through the root of the process, or of an ancestor while the
+ * process itself is gone (a mount namespace of their own, a short-lived
+ * process); through map_files (deleted, replaced).  NULL: nowhere
+ * (*REPLACED: the file at PATH is not the one mapped).
+ */
+static char *find_file(struct addr_space *as, uint64_t start, uint64_t end, struct file_id *id,
+		       const char *path, bool *replaced)
+{
+	char *alt;
+	size_t i;
+
+	*replaced = false;
+	if (is_file(as, path, id, true))
+		return xstrdup(path);
+	alt = held_path(as->shared, id);
+	if (alt)
+		return alt;
+	for (i = 0; i <= AS_ANCESTORS; i++) {
+		pid_t pid = i ? as->ancestors[i - 1] : as->pid;
+
+		if (!pid)
+			break;
+		if (asprintf(&alt, "/proc/%d/root%s", (int)pid, path) < 0)
+			return NULL;
+		if (is_file(as, alt, id, false))
+			return hold(as->shared, alt, id);
+		free(alt);
+	}
+	/* a replaced or deleted file: read what is mapped */
+	*replaced = true;
+	if (asprintf(&alt, "/proc/%d/map_files/%lx-%lx", (int)as->pid, (unsigned long)start,
+		     (unsigned long)end) < 0)
+		return NULL;
+	if (access(alt, R_OK) == 0 && (!id->build_id_len || is_file(as, alt, id, false)))
+		return hold(as->shared, alt, id);
+	free(alt);
+	return NULL;
+}
+
+static int describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff,
+		    struct file_id *id, const char *path, struct as_module *m)
+{
 	static bool elf_ready;
-	char alt[96];
 
 	if (!elf_ready) {
 		elf_version(EV_CURRENT);
@@ -272,9 +421,6 @@ int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pg
 	m->start = start;
 	m->end = end;
 	m->pgoff = pgoff;
-	m->dev_major = maj;
-	m->dev_minor = min;
-	m->inode = inode;
 	m->path = xstrdup(path);
 	if (!m->path)
 		return -ENOMEM;
@@ -285,35 +431,86 @@ int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pg
 			return -ENOMEM;
 	} else if (path[0] == '/') {
 		size_t len = strlen(m->path), dl = strlen(" (deleted)");
-		char *root = NULL;
 
 		/* the kernel marks a deleted file's path: the name is without it */
 		if (len > dl && !strcmp(m->path + len - dl, " (deleted)"))
 			m->path[len - dl] = '\0';
-		if (same_file(as->shared, m->path, maj, min, inode)) {
+		m->open_path = find_file(as, start, end, id, m->path, &m->replaced);
+		if (m->open_path && !strcmp(m->open_path, m->path)) {
+			free(m->open_path);
 			m->open_path = m->path;
-		} else {
-			if (asprintf(&root, "/proc/%d/root%s", (int)pid, m->path) < 0)
-				root = NULL;
-			if (root && same_file(NULL, root, maj, min, inode)) {
-				m->open_path = root;	/* a process in another mount namespace */
-				root = NULL;
-			} else {
-				/* a replaced or deleted file: read what is mapped */
-				snprintf(alt, sizeof(alt), "/proc/%d/map_files/%lx-%lx", (int)pid,
-					 (unsigned long)start, (unsigned long)end);
-				m->replaced = true;
-				if (access(alt, R_OK) == 0 && !(m->open_path = xstrdup(alt))) {
-					free(root);
-					return -ENOMEM;
-				}
-			}
 		}
-		free(root);
+	}
+	m->dev_major = id->maj;
+	m->dev_minor = id->min;
+	m->inode = id->inode;
+	if (id->build_id_len) {
+		/* found nowhere, the build-id still names it (for debug files) */
+		memcpy(m->build_id, id->build_id, id->build_id_len);
+		m->build_id_len = id->build_id_len;
 	}
 	if (m->open_path)
 		read_elf(as, m);
 	return 0;
+}
+
+int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff, uint32_t maj,
+		uint32_t min, uint64_t inode, const char *path, struct as_module *m)
+{
+	struct file_id id = { .maj = maj, .min = min, .inode = inode };
+
+	return describe(as, start, end, pgoff, &id, path, m);
+}
+
+int as_describe_build_id(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff,
+			 const uint8_t *build_id, uint8_t len, const char *path,
+			 struct as_module *m)
+{
+	struct file_id id = { .build_id = build_id,
+			      .build_id_len = len > PROF_BUILD_ID_MAX ? PROF_BUILD_ID_MAX : len };
+
+	return describe(as, start, end, pgoff, &id, path, m);
+}
+
+void as_set_parent(struct addr_space *as, const struct addr_space *parent)
+{
+	/* its parent's mount namespace is its own until it unshares */
+	as->ancestors[0] = parent->pid;
+	memcpy(&as->ancestors[1], parent->ancestors, sizeof(as->ancestors) - sizeof(pid_t));
+}
+
+void as_find_files(struct addr_space *as)
+{
+	bool found = false;
+	size_t i;
+
+	for (i = 0; i < as->nmods; i++) {
+		struct as_module *m = &as->mods[i];
+		struct file_id id = { .maj = m->dev_major, .min = m->dev_minor, .inode = m->inode };
+
+		if (m->open_path || m->vdso || m->path[0] != '/')
+			continue;
+		if (!m->inode && m->build_id_len) {
+			id.build_id = m->build_id;
+			id.build_id_len = m->build_id_len;
+		}
+		m->open_path = find_file(as, m->start, m->end, &id, m->path, &m->replaced);
+		if (!m->open_path)
+			continue;
+		if (!strcmp(m->open_path, m->path)) {
+			free(m->open_path);
+			m->open_path = m->path;
+		}
+		m->dev_major = id.maj;
+		m->dev_minor = id.min;
+		m->inode = id.inode;
+		read_elf(as, m);
+		found = true;
+	}
+	if (found) {
+		as->dwfl_stale = true;
+		new_gen(as);
+	}
 }
 
 static void retire_into(struct addr_space *as, struct as_module *m, uint32_t *retired, size_t *n,
@@ -513,6 +710,7 @@ int as_clone(struct addr_space *dst, const struct addr_space *src)
 	if (!dst->mods)
 		return error_setx(-ENOMEM, "out of memory");
 	dst->cap = src->nmods ? src->nmods : 1;
+	as_set_parent(dst, src);
 	for (i = 0; i < src->nmods; i++) {
 		struct as_module *m = &dst->mods[i];
 

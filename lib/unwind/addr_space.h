@@ -43,11 +43,15 @@ struct as_range {
 
 struct elf_facts;
 
-/*
- * What the address spaces of a recording share: the compiled unwind
- * tables of the files they map, what those files' ELF headers say, and
- * the generations handed out.
- */
+/* A file held open by the address spaces of a recording (see as_shared). */
+struct as_held {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	int fd;
+	uint8_t build_id_len;
+	uint8_t build_id[PROF_BUILD_ID_MAX];
+};
+
 /*
  * A stat(2) of a path, kept for a moment: a machine's thousands of
  * processes map the same few files, whose paths would each be looked up
@@ -63,12 +67,25 @@ struct as_stat_memo {
 	uint32_t dev_major, dev_minor;
 };
 
+/*
+ * What the address spaces of a recording share: the compiled unwind
+ * tables of the files they map, what those files' ELF headers say, and
+ * the generations handed out.
+ */
 struct as_shared {
 	struct utables tables;
 	struct as_stat_memo stats[AS_STAT_MEMO];
 	struct elf_facts *facts;	/* ELF_FACTS_MAX of them, or NULL (not yet used) */
 	size_t nfacts, next_fact;	/* filled; the one replaced next when full */
 	uint32_t gens;
+	/*
+	 * Files found only through a process's /proc entries (another mount
+	 * namespace, a deleted file), held open: a later process of the same
+	 * file may be gone before its mmap is read.  Never closed before the
+	 * end (their /proc/self/fd paths are in modules); AS_HELD_MAX at most.
+	 */
+	struct as_held *held;
+	size_t nheld;
 };
 
 void as_shared_init(struct as_shared *s);
@@ -76,8 +93,15 @@ void as_shared_release(struct as_shared *s);
 
 struct Dwfl;
 
+#define AS_ANCESTORS 4
+
 struct addr_space {
 	pid_t pid;
+	/*
+	 * Its parent, grandparent...  (0: unknown): where a file of a process
+	 * already gone is looked for, in their mount namespace.
+	 */
+	pid_t ancestors[AS_ANCESTORS];
 	struct as_shared *shared;	/* what it shares with the others; NULL: nothing */
 	uint32_t gen;		/* changes with every change of the modules */
 	uint32_t anon_gen;	/* changes with every change of the anonymous ranges */
@@ -117,6 +141,17 @@ int as_describe(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pg
 		uint32_t min, uint64_t inode, const char *path, struct as_module *m);
 
 /*
+ * The same for a mapping known by the build-id of its file (BUILD_ID,
+ * LEN > 0 bytes: an mmap2 record with PERF_RECORD_MISC_MMAP_BUILD_ID) in
+ * place of its device and inode: a file is trusted only with that
+ * build-id, and M gets the device and inode of the file found.  Found
+ * nowhere, M has no file to read (elf_ok false) and carries the build-id.
+ */
+int as_describe_build_id(struct addr_space *as, uint64_t start, uint64_t end, uint64_t pgoff,
+			 const uint8_t *build_id, uint8_t len, const char *path,
+			 struct as_module *m);
+
+/*
  * Insert M (taking its strings).  Modules it overlaps are removed; their
  * spool ids are appended to RETIRED (at most *NRETIRED in, count out).
  * 0 or -ENOMEM.
@@ -148,6 +183,15 @@ static inline int as_table(struct addr_space *as, struct as_module *m, struct ut
 	*ret = m->table;
 	return r;
 }
+
+/* PARENT's process is the parent of AS's (its ancestors, AS's after it). */
+void as_set_parent(struct addr_space *as, const struct addr_space *parent);
+
+/*
+ * Look again for the files of the modules that have none (now that the
+ * ancestors are known: a process seen before the record of its fork).
+ */
+void as_find_files(struct addr_space *as);
 
 /* Copy SRC's modules into the empty DST (a fork).  0 or -ENOMEM. */
 int as_clone(struct addr_space *dst, const struct addr_space *src);

@@ -7,7 +7,8 @@
  * here they are read back and unwound by both engines, offline.  Each
  * sample's stack must be complete, the same by the compiled engine and by
  * libdwfl, and hold the functions of the target that the target said it
- * was in, in order.  Nothing here opens a perf event.
+ * was in, in order; and how an address space trusts a file named by
+ * build-id.  Nothing here opens a perf event.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,12 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
 #include "symbols/elf_file.h"
+#include "unwind/addr_space.h"
 #include "unwind/unwind.h"
 
 /* The selfsample target of this build. */
@@ -210,4 +214,59 @@ TEST(unwind_capture_read_says_what_is_wrong_with_a_file)
 	unlink(path);
 	CHECK_INT(unwind_capture_read(path, &uw.spaces, &cap), ==, -ENOENT);
 	unwinder_release(&uw);
+}
+
+static void module_free(struct as_module *m)
+{
+	if (m->open_path != m->path)
+		free(m->open_path);
+	free(m->path);
+	memset(m, 0, sizeof(*m));
+}
+
+/*
+ * A mapping an mmap2 record names by build-id (a process gone before it
+ * is read): the file at its path is taken only with that build-id, and
+ * lends the module its device and inode; another build at the path is
+ * not used, and the module keeps the recorded build-id.
+ */
+TEST(a_mapping_known_by_build_id_trusts_only_a_file_of_that_build)
+{
+	const char *path = t_target("ladder");
+	uint8_t wrong[PROF_BUILD_ID_MAX];
+	struct as_module m, b;
+	struct addr_space as;
+	struct as_shared sh;
+	struct stat st;
+
+	CHECK(path);
+	CHECK_INT(stat(path, &st), ==, 0);
+	as_shared_init(&sh);
+	as_init(&as, getpid(), &sh);
+	CHECK_INT(as_describe(&as, 0x400000, 0x401000, 0, major(st.st_dev), minor(st.st_dev),
+			      st.st_ino, path, &m), ==, 0);
+	CHECK(m.elf_ok);
+	CHECK(m.build_id_len > 0);
+	CHECK_INT(as_describe_build_id(&as, 0x400000, 0x401000, 0, m.build_id, m.build_id_len,
+				       path, &b), ==, 0);
+	CHECK(b.elf_ok);
+	CHECK_STR(b.open_path, path);
+	CHECK_INT(b.inode, ==, st.st_ino);
+	CHECK_INT(b.dev_major, ==, major(st.st_dev));
+	CHECK_INT(b.dev_minor, ==, minor(st.st_dev));
+	CHECK_INT(b.bias, ==, m.bias);
+	module_free(&b);
+	memcpy(wrong, m.build_id, m.build_id_len);
+	wrong[0] ^= 0xff;
+	CHECK_INT(as_describe_build_id(&as, 0x400000, 0x401000, 0, wrong, m.build_id_len, path,
+				       &b), ==, 0);
+	CHECK(!b.elf_ok);
+	CHECK(!b.open_path);
+	CHECK_INT(b.inode, ==, 0);
+	CHECK_INT(b.build_id_len, ==, m.build_id_len);
+	CHECK(!memcmp(b.build_id, wrong, m.build_id_len));
+	module_free(&b);
+	module_free(&m);
+	as_release(&as);
+	as_shared_release(&sh);
 }
