@@ -32,6 +32,7 @@ struct prof_cmd {
 extern const struct prof_cmd cmd_record;
 extern const struct prof_cmd cmd_report;
 extern const struct prof_cmd cmd_tail;
+extern const struct prof_cmd cmd_top;
 
 /* "prof: <msg>" on stderr. */
 void err_msg(const char *fmt, ...) PROF_PRINTF(1, 2);
