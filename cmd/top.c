@@ -350,11 +350,14 @@ static int on_tick(struct recording *rc, struct prof_recorder *rec)
 	if (k == 1)
 		return 1;
 	r = read_tail(a);
-	if (r >= 0 && (k == 2 || now_s() >= a->next_print)) {
+	if (r >= 0 && now_s() >= a->next_print) {
 		r = show(a);
-		if (k != 2)
-			while (a->next_print <= now_s())
-				a->next_print += a->interval;
+		if (r >= 0)
+			r = prof_top_next(a->view);
+		while (a->next_print <= now_s())
+			a->next_print += a->interval;
+	} else if (r >= 0 && k == 2) {
+		r = show(a);	/* a redraw: the same counts, another view of them */
 	}
 	return r < 0 ? r : 0;
 }

@@ -295,7 +295,7 @@ void prof_tail_view_free(struct prof_tail_view *v);
  * of its samples), or the processes themselves, under a header.  It counts
  * every weight at once (CPU samples, off-CPU time, both), so that the
  * weight and the grouping can change between prints without losing what
- * was counted.  As perf top's, its counts decay: each print keeps 7/8 of
+ * was counted.  As perf top's, its counts decay: each interval keeps 7/8 of
  * them (the view follows what the machine does now, a half-life of about
  * five prints), unless cumulative.  Memory grows with distinct frames,
  * functions, processes and (function, process) pairs, not with samples.
@@ -335,10 +335,17 @@ int prof_top_add(struct prof_top *v, struct prof_tail *t, const struct prof_tail
 /*
  * Print the view to OUT (top: a block whose first line starts "prof top:"
  * or the title; json: one object on a line), with NOTE (NULL: none) as its
- * last line, then decay the counts.
+ * last line.  Printing again (a redraw) shows the same counts.
  * Returns: 0; -ENOMEM; the error of writing to OUT.
  */
 int prof_top_print(struct prof_top *v, struct prof_tail *t, const char *note, FILE *out);
+
+/*
+ * End the interval: the counts decay (keep 7/8; unless cumulative), and
+ * the rate the header shows starts again.
+ * Returns: 0; -EINVAL (no view).
+ */
+int prof_top_next(struct prof_top *v);
 
 /* Free V (NULL: nothing). */
 void prof_top_free(struct prof_top *v);

@@ -74,6 +74,7 @@ struct prof_top {
 	uint64_t interval_samples;	/* CPU samples since the last print */
 	uint64_t lost;
 	uint64_t interval_begin_ns, last_ns;
+	double last_rate;		/* CPU samples a second of the interval that ended */
 	uint32_t *order;		/* scratch: rows by rank */
 	size_t order_cap;
 };
@@ -525,10 +526,17 @@ static void put_amount(FILE *out, const struct prof_top *v, double x)
 		fprintf(out, "%9.1f", x / 1e6);
 }
 
+/* CPU samples a second since the interval began; a redraw without any: the last one's. */
+static double interval_rate(const struct prof_top *v)
+{
+	double span = (double)(v->last_ns - v->interval_begin_ns) / 1e9;
+
+	return v->interval_samples && span > 0 ? (double)v->interval_samples / span : v->last_rate;
+}
+
 static void print_header(struct prof_top *v, const struct prof_tail_stats *st, FILE *out)
 {
 	uint64_t start = prof_spool_meta(prof_tail_spool(v->t))->mono_start_ns;
-	double span = (double)(v->last_ns - v->interval_begin_ns) / 1e9;
 	char clock[16] = "";
 	time_t now = time(NULL);
 	struct tm tm;
@@ -541,8 +549,7 @@ static void print_header(struct prof_top *v, const struct prof_tail_stats *st, F
 	fprintf(out, ": %s, %.1f s recorded, %" PRIu64 " samples (%.0f/s), %" PRIu64 " lost, %"
 		PRIu32 " process%s alive, weight %s%s\n", clock,
 		st->last_ns > start ? (double)(st->last_ns - start) / 1e9 : 0.0, st->samples,
-		span > 0 ? (double)v->interval_samples / span : 0.0, v->lost, st->processes_alive,
-		st->processes_alive == 1 ? "" : "es", prof_weight_name(v->opts.weight),
+		interval_rate(v), v->lost, st->processes_alive, st->processes_alive == 1 ? "" : "es", prof_weight_name(v->opts.weight),
 		v->opts.cumulative ? "" : ", decaying");
 }
 
@@ -647,7 +654,6 @@ static void print_json(struct prof_top *v, const struct prof_tail_stats *st, FIL
 		       int64_t n)
 {
 	uint64_t start = prof_spool_meta(prof_tail_spool(v->t))->mono_start_ns;
-	double span = (double)(v->last_ns - v->interval_begin_ns) / 1e9;
 	enum prof_weight w = v->opts.weight;
 	int64_t i;
 
@@ -656,8 +662,7 @@ static void print_json(struct prof_top *v, const struct prof_tail_stats *st, FIL
 		"\"decaying\":%s,\"by\":\"%s\",\"rows\":[",
 		st->last_ns > start ? (double)(st->last_ns - start) / 1e9 : 0.0,
 		prof_tail_state_name(st->state), st->samples,
-		span > 0 ? (double)v->interval_samples / span : 0.0, v->lost, st->processes_alive,
-		prof_weight_name(w), v->opts.cumulative ? "false" : "true",
+		interval_rate(v), v->lost, st->processes_alive, prof_weight_name(w), v->opts.cumulative ? "false" : "true",
 		v->opts.by_process ? "process" : "function");
 	for (i = 0; i < n; i++) {
 		fputs(i ? ",{" : "{", out);
@@ -742,16 +747,24 @@ int prof_top_print(struct prof_top *v, struct prof_tail *t, const char *note, FI
 		if (!v->opts.refresh)
 			fputc('\n', out);
 	}
-	if (!v->opts.cumulative)
-		decay(v);
-	v->interval_samples = 0;
-	v->interval_begin_ns = v->last_ns;
 	if (fflush(out) || ferror(out)) {
 		int e = errno;
 
 		clearerr(out);
 		return error_set(e > 0 ? -e : -EIO, "cannot write the output");
 	}
+	return 0;
+}
+
+int prof_top_next(struct prof_top *v)
+{
+	if (!v)
+		return error_setx(-EINVAL, "top view: no view");
+	if (!v->opts.cumulative)
+		decay(v);
+	v->last_rate = interval_rate(v);
+	v->interval_samples = 0;
+	v->interval_begin_ns = v->last_ns;
 	return 0;
 }
 
