@@ -21,8 +21,7 @@
 #include "recording.h"
 
 enum {
-	OPT_INTERVAL = OPT_RECORDING_END,
-	OPT_BY_PROCESS,
+	OPT_BY_PROCESS = OPT_RECORDING_END,
 	OPT_WEIGHT,
 	OPT_FORMAT,
 };
@@ -60,8 +59,7 @@ static const struct argp_option top_options[] = {
 	{ "output", 'o', "FILE", 0, "keep the recording in FILE (default: a hidden file, "
 				    "removed at the end)", 0 },
 	{ "limit", 'n', "N", 0, "rows shown (default: 20; on a terminal, as many as fit)", 0 },
-	{ "interval", OPT_INTERVAL, "SECONDS", 0, "refresh every SECONDS (default: 1)", 0 },
-	{ NULL, 'i', "SECONDS", OPTION_ALIAS, NULL, 0 },
+	{ "interval", 'i', "SECONDS", 0, "refresh every SECONDS (default: 1)", 0 },
 	{ "by-process", OPT_BY_PROCESS, NULL, 0, "rows are processes, with the hottest function "
 						 "of each", 0 },
 	{ "weight", OPT_WEIGHT, "WEIGHT", 0, "cpu (samples, the default), off-cpu or wall "
@@ -107,7 +105,6 @@ static error_t parse_top(int key, char *arg, struct argp_state *state)
 		a->limit_given = true;
 		break;
 	case 'i':
-	case OPT_INTERVAL:
 		a->interval = parse_seconds(state, "--interval", arg);
 		break;
 	case OPT_BY_PROCESS:
@@ -161,7 +158,7 @@ static struct argp top_argp = {
 	       "its first line starting \"prof top:\" (or a JSON object a line with "
 	       "--format=json).  Shares decay as perf top's do: each refresh keeps 7/8 of "
 	       "what was counted.\n\n"
-	       "Exit status: COMMAND's own (0 when q or -d ended it), 128+N when signal N "
+	       "Exit status: COMMAND's own (0 when q ended it), 128+N when signal N "
 	       "killed it; 0 for the machine or -p PID; 1 recording failed; 64 usage error.",
 };
 
