@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recording.h"
+#include "cmd.h"
 
 enum {
 	OPT_CHILDREN = OPT_RECORDING_END,

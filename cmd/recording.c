@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recording.c - a recording as prof record and prof top run it: the shared
- * options, starting it (a launched command, running processes, the whole
- * machine), polling it until it is done or stopped (signals, -d, a
- * command's own reason), and ending it with its summary.
+ * recording.c - a recording as prof record and prof top run it (declared
+ * in cmd.h): the shared options, starting it (a launched command, running
+ * processes, the whole machine), polling it until it is done or stopped
+ * (signals, -d, a command's own reason), and ending it with its summary.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recording.h"
+#include "cmd.h"
 
 void recording_init(struct recording *rc, const char *output)
 {

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recording.h"
+#include "cmd.h"
 
 enum {
 	OPT_BY_PROCESS = OPT_RECORDING_END,
