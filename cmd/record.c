@@ -29,6 +29,12 @@ static const struct argp_option record_options[] = {
 	{ "output", 'o', "FILE", 0, "write the spool to FILE (default: prof.spool)", 0 },
 	{ "pid", 'p', "PID[,PID...]", 0, "attach to running processes instead of running a "
 					 "command", 0 },
+	{ "all-cpus", 'a', NULL, 0, "record the whole machine: every task on every CPU (with a "
+				    "command, while it runs; needs root, CAP_PERFMON or "
+				    "kernel.perf_event_paranoid <= 0)", 0 },
+	{ "cpu", 'C', "LIST", 0, "with -a, only the CPUs of LIST, e.g. 0-3,6", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "with -a, only the tasks of cgroup PATH (a cgroup v2 "
+					   "directory, or a path under /sys/fs/cgroup)", 0 },
 	{ "children", OPT_CHILDREN, NULL, 0, "with -p, also attach the children the processes "
 					   "already have", 0 },
 	{ "freq", 'F', "HZ", 0, "sample HZ times a second, or 'max' (default: 999)", 0 },
@@ -143,6 +149,9 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 	case OPT_LIVE:
 		ra->live = true;
 		break;
+	case 'a':
+		a->system = true;
+		break;
 	case OPT_LIST_OPTIONS:
 		list_options(&record_argp);
 		break;
@@ -153,13 +162,22 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 		recording_take_command(a, state);
 		break;
 	case ARGP_KEY_NO_ARGS:
-		if (!a->npids)
+		if (!a->npids && !a->system)
 			argp_error(state, "no command to record (prof record -- COMMAND [ARG...], "
 				   "or -p PID)");
 		break;
 	case ARGP_KEY_END:
 		if (a->opts.children && !a->npids)
 			argp_error(state, "--children needs -p PID");
+		if (a->system && a->npids)
+			argp_error(state, "give either -a or -p PID, not both");
+		if (a->opts.cpus && !a->system)
+			argp_error(state, "-C/--cpu needs -a");
+		if (a->opts.cgroup && !a->system)
+			argp_error(state, "--cgroup needs -a");
+		if (a->system && (a->opts.children || a->opts.no_inherit))
+			argp_error(state, "-a follows every task: --children and --no-inherit do "
+				   "not apply");
 		if (ra->live && a->quiet)
 			argp_error(state, "--live and --quiet cannot be used together");
 		if (a->opts.switch_max_files && !a->opts.switch_bytes && !a->opts.switch_ns &&
@@ -175,13 +193,15 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 static struct argp record_argp = {
 	.options = record_options,
 	.parser = parse_record,
-	.args_doc = "[--] COMMAND [ARG...]\n-p PID[,PID...]",
+	.args_doc = "[--] COMMAND [ARG...]\n-p PID[,PID...]\n-a [-C LIST] [--cgroup=PATH] [[--] "
+		    "COMMAND [ARG...]]",
 	.doc = "Run COMMAND, or attach to running processes, and sample their CPU time with "
 	       "full call stacks into a spool."
 	       "\vRecording ends when COMMAND (or every attached process) and every followed "
 	       "descendant have exited, on SIGINT, SIGTERM or SIGHUP (a signal sent to prof "
 	       "alone is passed on to COMMAND; attached processes are left alone), or after "
-	       "-d SECONDS.\n\n"
+	       "-d SECONDS.  With -a it records every task until COMMAND exits (its exit "
+	       "status passed on), or without one until -d SECONDS or a signal.\n\n"
 	       "FILE is written from the moment sampling starts (an existing FILE becomes "
 	       "FILE.old then), so a killed recorder leaves what it wrote there.\n\n"
 	       "Exit status: COMMAND's own, 128+N when signal N killed it; 127 COMMAND not "

@@ -125,13 +125,9 @@ int recording_parse(struct recording *a, int key, char *arg, struct argp_state *
 		break;
 	}
 	case 'C':
-		if (!*arg)
-			argp_error(state, "invalid CPU list ''");
 		a->opts.cpus = arg;
 		break;
 	case OPT_CGROUP:
-		if (!*arg)
-			argp_error(state, "invalid cgroup ''");
 		a->opts.cgroup = arg;
 		break;
 	default:
@@ -252,6 +248,22 @@ static void print_summary(const struct prof_recording_summary *s, const char *pa
 			s->lost_switch_samples, s->lost_switch_records);
 	}
 }
+/* -a: the machine's share of busy CPU time, the processes seen. */
+static void print_system(const struct prof_recording_summary *s, int verbosity)
+{
+	uint64_t busy = s->sample_events - s->idle_samples;
+
+	if (!s->cpus)
+		return;
+	fprintf(stderr, "prof: the whole machine: busy %.1f%% of %u CPU%s (%" PRIu64 " idle "
+		"samples, %" PRIu64 " of the recorder left out), %" PRIu64 " processes seen\n",
+		s->sample_events ? 100.0 * (double)busy / (double)s->sample_events : 0.0, s->cpus,
+		s->cpus == 1 ? "" : "s", s->idle_samples, s->self_samples, s->processes);
+	if (verbosity)
+		fprintf(stderr, "prof: the processes running were read from /proc in %.1f ms\n",
+			(double)s->synthesis_ns / 1e6);
+}
+
 /* -v: how the stacks were unwound, and what it cost. */
 static void print_unwinding(const struct prof_recording_summary *s)
 {
@@ -451,6 +463,8 @@ static int end_recording(struct recording *rc, struct prof_recorder *rec, int r)
 	} else if (rc->summary && !rc->quiet) {
 		print_summary(&sum, rc->output);
 	}
+	if (rc->summary && !rc->quiet)
+		print_system(&sum, rc->verbosity);
 	if (rc->summary && !rc->quiet && rc->verbosity)
 		print_unwinding(&sum);
 	return r;

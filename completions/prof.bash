@@ -24,7 +24,7 @@ __prof_words()
 
 _prof_record()
 {
-	local opts='--pid -p --children --output -o --freq -F --event -e --stack-size -s --kernel -k --off-cpu --no-inherit --duration -d --mmap-pages -m --switch-output --switch-max-files --quiet -q --verbose -v --live --help --usage --version'
+	local opts='--pid -p --children --all-cpus -a --cpu -C --cgroup --output -o --freq -F --event -e --stack-size -s --kernel -k --off-cpu --no-inherit --duration -d --mmap-pages -m --switch-output --switch-max-files --quiet -q --verbose -v --live --help --usage --version'
 	local i
 
 	# after --, or after the first word that is not an option or its
@@ -60,7 +60,11 @@ _prof_record()
 		mapfile -t COMPREPLY < <(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")
 		return
 		;;
-	--stack-size | -s | --duration | -d | --mmap-pages | -m | --switch-max-files)
+	--stack-size | -s | --duration | -d | --mmap-pages | -m | --switch-max-files | --cpu | -C)
+		return
+		;;
+	--cgroup)
+		mapfile -t COMPREPLY < <(cd /sys/fs/cgroup 2>/dev/null && compgen -d -- "$cur")
 		return
 		;;
 	--switch-output)

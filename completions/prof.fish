@@ -58,6 +58,9 @@ complete -c prof -n __prof_needs_command -a top -d 'show the hottest functions o
 # prof record [OPTION...] [-- COMMAND [ARG...]]
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l pid -s p -x -a '(__fish_complete_pids)' -d 'attach to running processes instead of running a command'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l children -d 'with -p, also attach the children the processes already have'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l all-cpus -s a -d 'record the whole machine: every task on every CPU'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l cpu -s C -x -d 'with -a, only the CPUs of LIST, e.g. 0-3,6'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l cgroup -x -a '(__fish_complete_directories /sys/fs/cgroup/)' -d 'with -a, only the tasks of cgroup PATH'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l output -s o -r -F -d 'write the spool to FILE (default prof.spool)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l freq -s F -x -a 'max' -d 'sample HZ times a second, or max (default 999)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l event -s e -x -a 'cpu-clock task-clock cycles' -d 'the event to sample'

@@ -132,6 +132,10 @@ void counters_add(struct prof_counters *sum, const struct prof_counters *c, int 
 	sum->offcpu_unsampled += k * c->offcpu_unsampled;
 	sum->offcpu_truncated += k * c->offcpu_truncated;
 	sum->switch_events += k * c->switch_events;
+	sum->idle_samples += k * c->idle_samples;
+	/* files of one recording sample the same CPUs: a sum counts them once */
+	if (sign > 0 && c->cpus > sum->cpus)
+		sum->cpus = c->cpus;
 }
 
 uint64_t prof_counters_lost_total(const struct prof_counters *c)

@@ -193,6 +193,16 @@ struct prof_recording_summary {
 	uint64_t offcpu_ring_bytes;	/* data bytes of each switch ring */
 	uint32_t files;			/* spool files written (switched output), this one too */
 	const char *spool_path;		/* the file being written, lent until the next poll */
+	/*
+	 * The whole machine: samples of the idle task (counted, not written) and
+	 * of the recorder itself (left out, busy all the same), of sample_events;
+	 * the CPUs sampled (0: not the whole machine); how long reading the
+	 * processes running from /proc took at the start.
+	 */
+	uint64_t idle_samples;
+	uint64_t self_samples;
+	uint32_t cpus;
+	uint64_t synthesis_ns;
 };
 
 struct prof_recorder;

@@ -241,6 +241,8 @@ enum prof_meta_flags {
 					 * shared lock knows the writing has ended */
 	PROF_META_OFFCPU = 1u << 4,	/* off-CPU intervals were recorded (then the
 					 * spool is format version 2.0) */
+	PROF_META_SYSTEM = 1u << 5,	/* the whole machine (record -a): every task of
+					 * its CPUs, the idle task counted in the trailer */
 };
 
 /* What a recording was: the first record of every spool. */
@@ -291,6 +293,9 @@ struct prof_counters {
 	uint64_t offcpu_unsampled;	/* of those, without a stack (switch-out sample lost) */
 	uint64_t offcpu_truncated;	/* of those, with a stack whose unwind stopped early */
 	uint64_t switch_events;		/* switch-out samples the kernel delivered */
+	/* the whole machine: of sample_events, the idle task's; the CPUs sampled (0: not it) */
+	uint64_t idle_samples;
+	uint64_t cpus;
 };
 
 /* Sum of lost[] over every kind. */

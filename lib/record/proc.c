@@ -6,6 +6,7 @@
  * process may be gone between two reads (-ESRCH, never a crash).
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +16,70 @@
 #include "internal.h"
 #include "proc.h"
 
+/* A hexadecimal (or, with DEC, decimal) number at *P, ending at SEP; false if none. */
+static bool parse_num(char **p, bool dec, char sep, uint64_t *ret)
+{
+	uint64_t v = 0;
+	char *c = *p;
+
+	for (;; c++) {
+		unsigned d;
+
+		if (*c >= '0' && *c <= '9')
+			d = (unsigned)(*c - '0');
+		else if (!dec && *c >= 'a' && *c <= 'f')
+			d = (unsigned)(*c - 'a' + 10);
+		else if (!dec && *c >= 'A' && *c <= 'F')
+			d = (unsigned)(*c - 'A' + 10);
+		else
+			break;
+		if (v >> 60)
+			return false;
+		v = v * (dec ? 10 : 16) + d;
+	}
+	if (c == *p || *c != sep)
+		return false;
+	*p = c + 1;
+	*ret = v;
+	return true;
+}
+
+/*
+ * By hand, not with sscanf: a machine's synthesis reads every line of
+ * every process's maps (tens of thousands), and scanf's per-call setup
+ * dominated it.
+ */
 bool maps_parse_line(char *line, struct map_entry *e)
 {
-	char perms[8];
-	unsigned maj, min;
-	int n = 0;
+	uint64_t maj, min;
+	char *c = line, *perms;
 
 	memset(e, 0, sizeof(*e));
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &e->start,
-		   &e->end, perms, &e->pgoff, &maj, &min, &e->inode, &n) < 7 || e->end <= e->start)
+	if (!parse_num(&c, false, '-', &e->start) || !parse_num(&c, false, ' ', &e->end) ||
+	    e->end <= e->start)
 		return false;
-	e->dev_major = maj;
-	e->dev_minor = min;
-	e->exec = strchr(perms, 'x') != NULL;
-	e->path = line + n;
+	perms = c;
+	while (*c && *c != ' ')
+		c++;
+	if (*c != ' ' || c - perms < 4)
+		return false;
+	e->exec = perms[2] == 'x';
+	c++;
+	if (!parse_num(&c, false, ' ', &e->pgoff) || !parse_num(&c, false, ':', &maj) ||
+	    !parse_num(&c, false, ' ', &min) || maj > UINT32_MAX || min > UINT32_MAX)
+		return false;
+	/* the inode ends the line when there is no path */
+	if (!parse_num(&c, true, ' ', &e->inode)) {
+		if (!parse_num(&c, true, '\n', &e->inode) && !parse_num(&c, true, '\0', &e->inode))
+			return false;
+		c--;
+		*c = '\0';
+	}
+	e->dev_major = (uint32_t)maj;
+	e->dev_minor = (uint32_t)min;
+	while (*c == ' ')
+		c++;
+	e->path = c;
 	e->path[strcspn(e->path, "\n")] = '\0';
 	return true;
 }
@@ -42,21 +93,70 @@ void maps_free(struct map_entry *maps, int n)
 	free(maps);
 }
 
+/* The whole of a /proc file at PATH, NUL-terminated, into *RET (to free).  Its length, or -errno. */
+static ssize_t read_whole(const char *path, char **ret)
+{
+	size_t cap = 16384, n = 0;
+	char *buf = malloc(cap), *p;
+	ssize_t k;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || !buf) {
+		int e = fd < 0 ? -errno : -ENOMEM;
+
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return e;
+	}
+	for (;;) {
+		if (cap - n < 4096) {
+			p = realloc(buf, cap * 2);
+			if (!p) {
+				k = -ENOMEM;
+				break;
+			}
+			buf = p;
+			cap *= 2;
+		}
+		k = read(fd, buf + n, cap - n - 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			k = k < 0 ? -errno : 0;
+			break;
+		}
+		n += (size_t)k;
+	}
+	close(fd);
+	if (k < 0) {
+		free(buf);
+		return k;
+	}
+	buf[n] = '\0';
+	*ret = buf;
+	return (ssize_t)n;
+}
+
 int maps_read(pid_t pid, struct map_entry **ret)
 {
 	struct map_entry *maps = NULL, e;
-	size_t cap = 0, n = 0, lcap = 0;
-	char path[64], *line = NULL;
-	FILE *f;
+	size_t cap = 0, n = 0;
+	char path[64], *text = NULL, *line, *next;
+	ssize_t len;
 	int r = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return error_set(errno == ENOENT ? -ESRCH : -errno, "cannot read '%s'", path);
-	while (getline(&line, &lcap, f) > 0) {
+	len = read_whole(path, &text);
+	if (len < 0)
+		return error_set(len == -ENOENT ? -ESRCH : (int)len, "cannot read '%s'", path);
+	for (line = text; *line && r >= 0; line = next) {
 		void *p = maps;
 
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (next[-1] == '\n')
+			next[-1] = '\0';
 		if (!maps_parse_line(line, &e))
 			continue;
 		r = grow_array(&p, &cap, n + 1, sizeof(*maps));
@@ -64,14 +164,12 @@ int maps_read(pid_t pid, struct map_entry **ret)
 		if (r < 0)
 			break;
 		e.path = strdup(e.path);
-		if (!e.path) {
+		if (!e.path)
 			r = error_setx(-ENOMEM, "out of memory");
-			break;
-		}
-		maps[n++] = e;
+		else
+			maps[n++] = e;
 	}
-	free(line);
-	fclose(f);
+	free(text);
 	if (r < 0) {
 		maps_free(maps, (int)n);
 		return r;
@@ -202,6 +300,74 @@ static int read_int_dir(const char *path, pid_t **ret)
 	}
 	*ret = ids;
 	return (int)n;
+}
+
+int proc_pids(pid_t **ret)
+{
+	return read_int_dir("/proc", ret);
+}
+
+int cpu_list_parse(const char *s, int *cpus, int max)
+{
+	int n = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a, b;
+
+		errno = 0;
+		a = strtol(s, &end, 10);
+		if (errno || end == s || a < 0 || *s == '-' || *s == '+' || *s == ' ')
+			return -EINVAL;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			s++;
+			b = strtol(s, &end, 10);
+			if (errno || end == s || b < a || *s == '-' || *s == '+' || *s == ' ')
+				return -EINVAL;
+			s = end;
+		}
+		if (b >= 1 << 20)
+			return -EINVAL;
+		for (; a <= b; a++) {
+			int k;
+
+			for (k = 0; k < n && cpus[k] != (int)a; k++)
+				;
+			if (k < n)
+				continue;
+			if (n == max)
+				return -E2BIG;
+			cpus[n++] = (int)a;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -EINVAL;
+	}
+	return n ? n : -EINVAL;
+}
+
+int online_cpu_list(int *cpus, int max)
+{
+	char buf[4096];
+	ssize_t k;
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC), n = -1;
+
+	if (fd >= 0) {
+		k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k > 0) {
+			buf[k] = '\0';
+			n = cpu_list_parse(buf, cpus, max);
+		}
+	}
+	if (n <= 0) {
+		cpus[0] = 0;	/* at least CPU 0 */
+		n = 1;
+	}
+	return n;
 }
 
 int proc_tasks(pid_t pid, pid_t **ret)

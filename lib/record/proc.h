@@ -48,6 +48,18 @@ int proc_tasks(pid_t pid, pid_t **ret);
 /* PID's descendants (children, their children...) living now.  Count, or -errno. */
 int proc_descendants(pid_t pid, pid_t **ret);
 
+/* Every pid in /proc.  Count (and *RET to free), or -errno. */
+int proc_pids(pid_t **ret);
+
+/*
+ * A CPU list as the kernel writes one ("0-3,6"), into CPUS (at most MAX,
+ * each once).  Count; -EINVAL when it does not parse or is empty; -E2BIG.
+ */
+int cpu_list_parse(const char *s, int *cpus, int max);
+
+/* The online CPUs (/sys/devices/system/cpu/online), at least CPU 0.  Count. */
+int online_cpu_list(int *cpus, int max);
+
 /* The number a file such as /proc/sys/kernel/... holds.  0, or -errno with a message. */
 int proc_read_u64(const char *path, uint64_t *ret);
 

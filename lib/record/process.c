@@ -160,6 +160,11 @@ int pt_refresh_maps(struct proc_table *pt, struct proc *p, uint64_t time)
 	int n, i, r = 0;
 
 	n = maps_read(p->pid, &maps);
+	if (n == -EACCES || n == -EPERM) {
+		/* another user's process, to a recorder of the machine with CAP_PERFMON alone */
+		prof_errmsg_clear();
+		return 0;
+	}
 	if (n < 0)
 		return n == -ESRCH ? 0 : n;
 	for (i = 0; i < n && r >= 0; i++) {

@@ -68,17 +68,21 @@ static int check_opts(struct prof_recorder_opts *o)
 	return 0;
 }
 
+/* PID 0: the whole machine (prof_recorder_open_system()). */
 static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sink,
 			enum prof_attach_mode mode, const struct prof_recorder_opts *opts,
 			struct prof_recorder **ret)
 {
 	struct prof_recorder *rec;
 	char *switch_path = NULL;
+	bool system = pid == 0;
 	int r;
 
 	struct held_process held = { 0 };
 
-	if (pid <= 0)
+	if (system)
+		mode = PROF_ATTACH_MODE_STOP;	/* nothing is held: every event enables at once */
+	else if (pid <= 0)
 		return error_setx(-EINVAL, "invalid pid %d", (int)pid);
 	if (mode != PROF_ATTACH_MODE_ON_EXEC && mode != PROF_ATTACH_MODE_STOP)
 		return error_setx(-EINVAL, "unknown attach mode %d", (int)mode);
@@ -95,11 +99,19 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 	rec->kernel = rec->opts.include_kernel;
 	rec->epfd = -1;
 	rec->file.fd = -1;
+	rec->cgroup_fd = -1;
 	sorter_init(&rec->sorter);
 	pt_init(&rec->pt, NULL);
 	r = unwinder_init(&rec->uw);
 	if (r == 0)
 		r = capture_init(&rec->capture);
+	/* the machine's busy share is counted in samples of the idle task: a clock event */
+	if (r == 0 && system && rec->opts.event == PROF_EVENT_DEFAULT)
+		rec->opts.event = PROF_EVENT_CPU_CLOCK;
+	if (r == 0 && system)
+		r = rec_system_prepare(rec);
+	else if (r == 0 && (rec->opts.cpus || rec->opts.cgroup))
+		r = error_setx(-EINVAL, "a CPU list or a cgroup is for recording the whole machine");
 	if (r == 0)
 		r = check_opts(&rec->opts);
 	if (r < 0)
@@ -114,7 +126,9 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 	r = rec_init_rings(rec);
 	if (r < 0)
 		goto out_free;
-	if (rec->on_exec) {
+	if (system) {
+		r = rec_open_task_events(rec, -1, false, false);
+	} else if (rec->on_exec) {
 		r = rec_open_task_events(rec, pid, true, false);
 	} else {
 		/* the threads stay still from before the events open until enable() */
@@ -150,7 +164,11 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 	offcpu_init(&rec->offcpu, rec->w);
 	rec->pt.no_children = rec->opts.no_inherit;
 	rec->pt.spaces = &rec->uw.spaces;
-	if (!rec->on_exec) {
+	if (system) {
+		r = rec_system_synthesize(rec);
+		if (r < 0)
+			goto out_free;
+	} else if (!rec->on_exec) {
 		r = rec_snapshot_held(rec, &rec->held[0]);
 		if (r >= 0 && rec->opts.children)
 			r = rec_attach_descendants(rec, pid);
@@ -179,10 +197,9 @@ int prof_recorder_attach(pid_t pid, const char *spool_path, enum prof_attach_mod
 int prof_recorder_open_system(const char *spool_path, const struct prof_recorder_opts *opts,
 			      struct prof_recorder **ret)
 {
-	(void)spool_path;
-	(void)opts;
-	(void)ret;
-	return error_setx(-ENOTSUP, "recording the whole machine is not there yet");
+	if (!spool_path)
+		return error_setx(-EINVAL, "no spool path");
+	return recorder_new(0, spool_path, NULL, PROF_ATTACH_MODE_STOP, opts, ret);
 }
 
 int prof_recorder_attach_sink(pid_t pid, const struct prof_sink *sink,
@@ -432,6 +449,9 @@ void prof_recorder_free(struct prof_recorder *rec)
 		release_process(&rec->held[i]);
 	free(rec->held);
 	rec_close_rings(rec);
+	free(rec->cpu_list);
+	if (rec->cgroup_fd >= 0)
+		close(rec->cgroup_fd);
 	if (rec->epfd >= 0)
 		close(rec->epfd);
 	sorter_release(&rec->sorter);

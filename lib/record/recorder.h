@@ -57,6 +57,18 @@ struct prof_recorder {
 	pid_t target;
 	bool on_exec;
 	/*
+	 * The whole machine (recorder_system.c): events of pid -1 (or of a
+	 * cgroup, cgroup_fd >= 0) on the CPUs of cpu_list; the recorder's own
+	 * process (self) is left out.
+	 */
+	bool system;
+	int *cpu_list;
+	size_t ncpu_list;
+	int cgroup_fd;
+	pid_t self;
+	size_t online_cpus;		/* for the kernel's locked-memory budget */
+	uint64_t synthesis_ns;		/* how long reading /proc at the start took */
+	/*
 	 * One per CPU, mapped by its first event; with --off-cpu, from ncpus
 	 * on, a second per CPU for the switch events: a record's ring says
 	 * which event it is of.
@@ -159,6 +171,12 @@ int rec_end_offcpu_of_process(struct prof_recorder *rec, struct proc *p, uint64_
  */
 int64_t rec_frame_module(struct prof_recorder *rec, struct proc *p, struct as_module *m);
 
+
+/* recorder_system.c */
+/* The CPU list and cgroup of a whole-machine recording, checked.  0 or -EINVAL. */
+int rec_system_prepare(struct prof_recorder *rec);
+/* The processes running now, read from /proc into the recording.  0 or -errno. */
+int rec_system_synthesize(struct prof_recorder *rec);
 
 /* recorder_attach.c */
 int rec_keep_held(struct prof_recorder *rec, struct held_process *h);

@@ -35,34 +35,6 @@ int prof_max_sample_rate(uint64_t *ret)
 	return proc_read_u64("/proc/sys/kernel/perf_event_max_sample_rate", ret);
 }
 
-/* Online CPUs from /sys (e.g. "0-3,6"); at least CPU 0. */
-static int online_cpus(int *cpus, int max)
-{
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int n = 0, a, b;
-	char sep;
-
-	if (f) {
-		while (n < max && fscanf(f, "%d", &a) == 1) {
-			b = a;
-			if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
-				if (fscanf(f, "%d", &b) != 1)
-					break;
-				if (fscanf(f, "%c", &sep) != 1)
-					sep = '\n';
-			}
-			for (; a <= b && n < max; a++)
-				cpus[n++] = a;
-			if (sep != ',')
-				break;
-		}
-		fclose(f);
-	}
-	if (n == 0)
-		cpus[n++] = 0;
-	return n;
-}
-
 const char *rec_event_name(enum prof_event_kind e)
 {
 	switch (e) {
@@ -207,9 +179,18 @@ static size_t fit_locked_limit(size_t pages, size_t page, size_t ncpus, size_t n
 	return fit < pages ? (size_t)fit : pages;
 }
 
-static int perf_error(int err, const char *ev, bool sw)
+static int perf_error(int err, const char *ev, bool sw, bool system)
 {
 	uint64_t paranoid = 0;
+
+	if (system && (err == -EACCES || err == -EPERM)) {
+		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		return error_setx(err, "recording every task needs kernel.perf_event_paranoid <= 0 "
+				  "(it is %llu), CAP_PERFMON or root: run as root, grant it "
+				  "('setcap cap_perfmon,cap_sys_ptrace+ep prof') or lower the "
+				  "setting ('sysctl kernel.perf_event_paranoid=0')",
+				  (unsigned long long)paranoid);
+	}
 
 	if (sw && (err == -EACCES || err == -EPERM)) {
 		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
@@ -254,17 +235,33 @@ static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool 
 	struct prof_recorder_opts *o = &rec->opts;
 	struct perf_ring *ring = &rec->rings[i];
 	bool sw = i >= rec->ncpus;
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
 	struct perf_event_attr attr;
+	pid_t pid = tid;
 	int fd, r;
 
 	rec_fill_attr(&attr, o->event, o->freq_hz, o->stack_bytes, on_exec, o->no_inherit,
 		      rec->kernel, pages * page, sw, o->off_cpu);
+	if (rec->system) {
+		/*
+		 * Every task of the CPU: nothing to inherit, and the kernel is
+		 * sampled too (on the user stack, without -k), so that the idle
+		 * task's samples count idle time and a system call counts as busy
+		 */
+		attr.inherit = 0;
+		attr.inherit_thread = 0;
+		attr.exclude_kernel = 0;
+		if (rec->cgroup_fd >= 0) {
+			pid = rec->cgroup_fd;
+			flags |= PERF_FLAG_PID_CGROUP;
+		}
+	}
 	/* every event's records are parsed as these attributes lay them out */
 	r = perf_sample_layout_of(&attr, &rec->layout);
 	if (r < 0)
 		return error_setx(r, "cannot parse the samples of these perf attributes");
-	fd = perf_open(&attr, tid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && rec->kernel && rec->nfds == 0 && !o->off_cpu &&
+	fd = perf_open(&attr, pid, ring->cpu, -1, flags);
+	if (fd < 0 && rec->kernel && rec->nfds == 0 && !o->off_cpu && !rec->system &&
 	    (errno == EACCES || errno == EPERM)) {
 		uint64_t paranoid = 0;
 
@@ -291,7 +288,7 @@ static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool 
 		return error_setx(-ESRCH, "thread %d exited while prof was attaching", (int)tid);
 	if (fd < 0)
 		return perf_error(-errno, sw ? "context-switch" : rec_event_name(o->event),
-				  o->off_cpu);
+				  o->off_cpu, rec->system);
 	r = keep_fd(rec, fd);
 	if (r < 0) {
 		close(fd);
@@ -346,7 +343,7 @@ int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, boo
 
 	if (!rec->ring_pages)
 		rec->ring_pages = fit_locked_limit(ring_pages(o, page, rec->nrings), page,
-						   rec->ncpus, rec->nrings, !o->mmap_pages);
+						   rec->online_cpus, rec->nrings, !o->mmap_pages);
 	for (i = 0; i < rec->nrings; i++) {
 		r = open_ring_event(rec, i, tid, on_exec, enable, rec->ring_pages, page);
 		if (r < 0)
@@ -362,8 +359,17 @@ int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, boo
 
 int rec_init_rings(struct prof_recorder *rec)
 {
-	int cpus[MAX_CPUS], n = online_cpus(cpus, MAX_CPUS);
-	size_t k, nrings = (size_t)n * (rec->opts.off_cpu ? 2 : 1);
+	int online[MAX_CPUS], n = online_cpu_list(online, MAX_CPUS);
+	const int *cpus = online;
+	size_t k, nrings;
+
+	/* the kernel's locked-memory budget is per online CPU, whichever are sampled */
+	rec->online_cpus = (size_t)n;
+	if (rec->ncpu_list) {
+		cpus = rec->cpu_list;
+		n = (int)rec->ncpu_list;
+	}
+	nrings = (size_t)n * (rec->opts.off_cpu ? 2 : 1);
 
 	rec->rings = calloc(nrings, sizeof(*rec->rings));
 	if (!rec->rings)

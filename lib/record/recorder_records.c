@@ -236,8 +236,14 @@ static int handle_sample(struct prof_recorder *rec, const struct perf_event_head
 		rec->sum.switch_events++;
 	else
 		rec->sum.sample_events++;
+	if (s.pid == 0 && s.tid == 0 && !switched)
+		rec->sum.idle_samples++;	/* the machine's idle time, counted only */
 	if (s.pid == 0 || s.tid == 0 || (int32_t)s.pid < 0)
 		return 0;	/* the idle task or a sample without a task */
+	if (rec->system && (pid_t)s.pid == rec->self) {
+		rec->sum.self_samples += !switched;
+		return 0;	/* the recorder leaves itself out */
+	}
 	r = pt_thread(&rec->pt, (pid_t)s.pid, (pid_t)s.tid, s.time, &t);
 	if (r >= 0)
 		r = unwind_user(rec, t->proc, &s);
@@ -350,6 +356,32 @@ static int handle_mmap2(struct prof_recorder *rec, const struct perf_event_heade
 		       time);
 }
 
+/*
+ * Whether a side-band record of the whole machine is the recorder's own:
+ * every body starts with the pid, but a switch's (none) and a fork's,
+ * whose parent may be the recorder (the command it launches) are told by
+ * their sample_id or the child.
+ */
+static bool is_self(const struct prof_recorder *rec, const struct perf_event_header *h)
+{
+	struct perf_sample_id id;
+	const uint8_t *body;
+	uint32_t pid;
+	size_t len;
+
+	if (h->type == PERF_RECORD_SWITCH)
+		return perf_sample_id_parse(&rec->layout, h, &id) == 0 &&
+		       (pid_t)id.pid == rec->self;
+	if (h->type != PERF_RECORD_MMAP2 && h->type != PERF_RECORD_COMM &&
+	    h->type != PERF_RECORD_FORK && h->type != PERF_RECORD_EXIT)
+		return false;
+	body = perf_record_body(&rec->layout, h, &len);
+	if (!body || len < 4)
+		return false;	/* malformed: counted as such later */
+	memcpy(&pid, body, 4);
+	return (pid_t)pid == rec->self;
+}
+
 static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
 {
 	const struct perf_event_header *h = (const void *)sr->data;
@@ -365,6 +397,8 @@ static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
 
 	if (h->type == PERF_RECORD_SAMPLE)
 		return handle_sample(rec, h, switches);
+	if (rec->system && is_self(rec, h))
+		return 0;	/* the recorder's own mappings, threads, switches */
 	if (h->type == PERF_RECORD_SWITCH)
 		return handle_switch(rec, h);
 	p = perf_record_body(&rec->layout, h, &body);
@@ -384,6 +418,11 @@ static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
 		if (body < sizeof(t))
 			return rec_malformed(rec, h);
 		memcpy(&t, p, sizeof(t));
+		if (h->type == PERF_RECORD_FORK && rec->system && (pid_t)t.ppid == rec->self) {
+			struct thr *th;	/* the recorder's child: it is not, itself, recorded */
+
+			return pt_thread(&rec->pt, (pid_t)t.pid, (pid_t)t.tid, sr->time, &th);
+		}
 		if (h->type == PERF_RECORD_FORK)
 			return pt_fork(&rec->pt, (pid_t)t.pid, (pid_t)t.ppid, (pid_t)t.tid, sr->time);
 		r = end_offcpu_at_exit(rec, (pid_t)t.tid, sr->time);

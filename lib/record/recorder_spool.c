@@ -31,7 +31,7 @@ int rec_new_writer(struct prof_recorder *rec, const struct prof_sink *sink)
 		.flags = (o->no_inherit ? 0 : PROF_META_INHERIT) |
 			 (rec->on_exec ? 0 : PROF_META_ATTACHED) | (rec->kernel ? PROF_META_KERNEL : 0) |
 			 (rec->file.locked ? PROF_META_LOCKED : 0) |
-			 (o->off_cpu ? PROF_META_OFFCPU : 0),
+			 (o->off_cpu ? PROF_META_OFFCPU : 0) | (rec->system ? PROF_META_SYSTEM : 0),
 	};
 	int32_t pids[64];
 	size_t i;
@@ -48,7 +48,7 @@ int rec_new_writer(struct prof_recorder *rec, const struct prof_sink *sink)
 		m.arch = u.machine;
 	}
 	gethostname(host, sizeof(host) - 1);
-	if (o->argc && rec->on_exec)
+	if ((o->argc && rec->on_exec) || rec->system)
 		m.npids = 0;	/* a launched command is named by its command line */
 	if (sink)
 		return prof_spool_writer_open_sink(sink, &m, NULL, &rec->w);
@@ -94,6 +94,8 @@ void rec_summary(const struct prof_recorder *rec, struct prof_recording_summary 
 	memcpy(ret->offcpu_ns, rec->offcpu.stats.ns, sizeof(rec->offcpu.stats.ns));
 	ret->offcpu_unsampled = rec->offcpu.stats.unsampled;
 	ret->offcpu_truncated = rec->offcpu.stats.truncated;
+	ret->cpus = rec->system ? (uint32_t)rec->ncpus : 0;
+	ret->synthesis_ns = rec->synthesis_ns;
 }
 
 int prof_recorder_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret)
@@ -126,6 +128,8 @@ void rec_counters(const struct prof_recording_summary *s, struct prof_counters *
 	c->offcpu_ns = s->offcpu_ns[PROF_OFFCPU_STATE_BLOCKED] + s->offcpu_ns[PROF_OFFCPU_STATE_RUNNABLE];
 	c->offcpu_unsampled = s->offcpu_unsampled;
 	c->offcpu_truncated = s->offcpu_truncated;
+	c->idle_samples = s->idle_samples;
+	c->cpus = s->cpus;
 }
 
 void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c)

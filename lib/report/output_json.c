@@ -118,6 +118,11 @@ static void put_counters(FILE *out, const struct prof_counters *c, const struct 
 	put_num(out, "threads", c->threads, &first);
 	put_num(out, "lifecycle_gaps", c->lifecycle_gaps, &first);
 	put_num(out, "reconciliations", c->reconciliations, &first);
+	if (c->cpus) {
+		/* the whole machine (record -a) */
+		put_num(out, "cpus", c->cpus, &first);
+		put_num(out, "idle_samples", c->idle_samples, &first);
+	}
 	if (m->flags & PROF_META_OFFCPU) {
 		put_num(out, "switch_events", c->switch_events, &first);
 		put_num(out, "offcpu_intervals", c->offcpu_intervals, &first);

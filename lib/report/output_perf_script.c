@@ -76,8 +76,11 @@ static int put_sample(FILE *out, const struct prof_spool *sp, struct prof_symbol
 	/* perf's comm is the thread's; a space in it would end the field */
 	for (p = comm; *p; p++)
 		fputc(*p == ' ' ? '_' : (unsigned char)*p < 0x20 ? '?' : *p, out);
-	fprintf(out, " %5" PRId32 "/%-5" PRId32 " %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ",
-		proc ? proc->pid : -1, t ? t->tid : -1, s->time_ns / 1000000000u,
+	fprintf(out, " %5" PRId32 "/%-5" PRId32 " ", proc ? proc->pid : -1, t ? t->tid : -1);
+	/* perf script shows the CPU of a recording of CPUs (-a, -C): so does this */
+	if (prof_spool_meta(sp)->flags & PROF_META_SYSTEM)
+		fprintf(out, "[%03" PRIu32 "] ", (uint32_t)s->cpu);
+	fprintf(out, "%5" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ", s->time_ns / 1000000000u,
 		s->time_ns % 1000000000u / 1000u, s->period);
 	report_put_name(out, offcpu ? "offcpu-time"
 				    : *prof_spool_meta(sp)->event ? prof_spool_meta(sp)->event

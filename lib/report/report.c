@@ -78,7 +78,8 @@ static void print_meta(FILE *out, const struct prof_meta *m)
 		fprintf(out, "period %" PRIu64, m->period);
 	fprintf(out, ", user stack %" PRIu64 " bytes%s%s%s\n", m->stack_bytes,
 		m->flags & PROF_META_KERNEL ? ", kernel frames" : "",
-		m->flags & PROF_META_INHERIT ? ", children followed" : "",
+		m->flags & PROF_META_SYSTEM ? ", the whole machine"
+		: m->flags & PROF_META_INHERIT ? ", children followed" : "",
 		m->flags & PROF_META_OFFCPU ? ", off-CPU" : "");
 	fprintf(out, "%-14s", "host:");
 	put_str(out, m->hostname);
@@ -106,6 +107,14 @@ static void print_counters(FILE *out, const struct prof_counters *c, const struc
 	fprintf(out, "%-14s%" PRIu64 " written, %" PRIu64 " delivered by the kernel, %" PRIu64
 		" lost (%.2f%%)\n", "samples:", c->samples, c->sample_events, lost,
 		report_pct(lost, c->samples + lost));
+	if (c->cpus) {
+		/* the whole machine: the idle task's samples are its idle time */
+		uint64_t busy = c->sample_events - c->idle_samples;
+
+		fprintf(out, "%-14sbusy %.1f%% of %" PRIu64 " CPU%s (%" PRIu64 " idle samples)\n",
+			"machine:", report_pct(busy, c->sample_events), c->cpus,
+			c->cpus == 1 ? "" : "s", c->idle_samples);
+	}
 	if (m->flags & PROF_META_OFFCPU) {
 		uint64_t whole = c->offcpu_intervals - c->offcpu_unsampled - c->offcpu_truncated;
 

@@ -20,7 +20,7 @@
 #define SPOOL_MAGIC_LEN 8
 #define SPOOL_HEADER_LEN 16
 #define SPOOL_VERSION_MAJOR 1
-#define SPOOL_VERSION_MINOR 0
+#define SPOOL_VERSION_MINOR 1
 /*
  * A spool that may hold off-CPU records is version 2.0: a reader of 1.x
  * would not know the record, and says so at once rather than stop midway.
@@ -87,6 +87,8 @@ enum spool_counter_key {
 	SPOOL_CNT_OFFCPU_UNSAMPLED = 14,
 	SPOOL_CNT_SWITCH_EVENTS = 15,
 	SPOOL_CNT_OFFCPU_TRUNCATED = 16,
+	SPOOL_CNT_IDLE_SAMPLES = 17,	/* minor version 1: the whole machine */
+	SPOOL_CNT_CPUS = 18,
 	SPOOL_CNT_LOST_BASE = 32,	/* + enum prof_lost_kind */
 	SPOOL_CNT_UNWIND_BASE = 64,	/* + enum prof_unwind_error */
 	SPOOL_CNT_FALLBACK_BASE = 96,	/* + enum prof_unwind_fallback */

@@ -763,6 +763,8 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 		COUNTER_V2(SPOOL_CNT_OFFCPU_UNSAMPLED, offcpu_unsampled),
 		COUNTER_V2(SPOOL_CNT_SWITCH_EVENTS, switch_events),
 		COUNTER_V2(SPOOL_CNT_OFFCPU_TRUNCATED, offcpu_truncated),
+		COUNTER(SPOOL_CNT_IDLE_SAMPLES, idle_samples),
+		COUNTER(SPOOL_CNT_CPUS, cpus),
 	};
 #undef COUNTER
 #undef COUNTER_V2
@@ -779,10 +781,15 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 	if (r < 0)
 		return r;
 	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		uint64_t v = *(const uint64_t *)((const char *)c + fields[i].off);
+
 		if (fields[i].v2 && !w->offcpu)
 			continue;
+		/* the keys of minor version 1 only where they say something */
+		if (!v && fields[i].key >= SPOOL_CNT_IDLE_SAMPLES)
+			continue;
 		put_u(&w->rec, fields[i].key);
-		put_u(&w->rec, *(const uint64_t *)((const char *)c + fields[i].off));
+		put_u(&w->rec, v);
 	}
 	for (i = 1; i < nlost; i++) {
 		put_u(&w->rec, SPOOL_CNT_LOST_BASE + i);
