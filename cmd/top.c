@@ -40,6 +40,8 @@ struct top_args {
 	struct prof_top *view;
 	double next_print;
 	uint64_t added;			/* samples counted since the last print */
+	uint64_t events, idle;		/* the machine: sample events and idle ones at the last
+					 * print */
 	char note[160];			/* the view's last line: help, or what a key did */
 };
 
@@ -298,6 +300,27 @@ static int read_tail(struct top_args *a)
 	return r < 0 ? r : 0;
 }
 
+/*
+ * The machine's busy share since the last print: the samples of the idle
+ * task, which the recorder counts and does not write, of all it took.
+ */
+static void busy_share(struct top_args *a, struct prof_recorder *rec)
+{
+	PROF_OPTS(prof_recording_summary, s);
+	uint64_t events, idle;
+
+	if (!a->rc.system || prof_recorder_summary(rec, &s) < 0 || !s.cpus)
+		return;
+	events = s.sample_events - a->events;
+	idle = s.idle_samples - a->idle;
+	if (!events)
+		return;
+	a->vo.busy_known = true;
+	a->vo.busy = (double)(events - (idle < events ? idle : events)) / (double)events;
+	a->events = s.sample_events;
+	a->idle = s.idle_samples;
+}
+
 static int show(struct top_args *a)
 {
 	fit_terminal(a);
@@ -339,7 +362,6 @@ static int on_tick(struct recording *rc, struct prof_recorder *rec)
 	struct top_args *a = rc->ctx;
 	int k, r;
 
-	(void)rec;
 	hide_file(a);
 	if (!a->view)
 		return -1;
@@ -348,6 +370,7 @@ static int on_tick(struct recording *rc, struct prof_recorder *rec)
 		return 1;
 	r = read_tail(a);
 	if (r >= 0 && now_s() >= a->next_print) {
+		busy_share(a, rec);
 		r = show(a);
 		if (r >= 0)
 			r = prof_top_next(a->view);

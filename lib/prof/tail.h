@@ -313,6 +313,8 @@ struct prof_top_opts {
 	bool cumulative;		/* counts since the start, not decaying */
 	unsigned columns;		/* top: cut lines to this width; 0: do not */
 	const char *title;		/* the name in the header; NULL: "prof top" */
+	bool busy_known;		/* the whole machine: show busy in the header */
+	double busy;			/* the share of its CPU time not idle, 0..1 */
 };
 
 /* Returns: 0 and *ret; -EINVAL (opts); -ENOMEM. */

@@ -546,10 +546,14 @@ static void print_header(struct prof_top *v, const struct prof_tail_stats *st, F
 	if (v->opts.refresh)
 		fputs("\033[H\033[J", out);
 	put_cell(out, v->opts.title ? v->opts.title : "prof top", 0, 0);
-	fprintf(out, ": %s, %.1f s recorded, %" PRIu64 " samples (%.0f/s), %" PRIu64 " lost, %"
+	char busy[32] = "";
+
+	if (v->opts.busy_known)
+		snprintf(busy, sizeof(busy), ", busy %.1f%%", 100.0 * v->opts.busy);
+	fprintf(out, ": %s, %.1f s recorded, %" PRIu64 " samples (%.0f/s), %" PRIu64 " lost%s, %"
 		PRIu32 " process%s alive, weight %s%s\n", clock,
 		st->last_ns > start ? (double)(st->last_ns - start) / 1e9 : 0.0, st->samples,
-		interval_rate(v), v->lost, st->processes_alive, st->processes_alive == 1 ? "" : "es", prof_weight_name(v->opts.weight),
+		interval_rate(v), v->lost, busy, st->processes_alive, st->processes_alive == 1 ? "" : "es", prof_weight_name(v->opts.weight),
 		v->opts.cumulative ? "" : ", decaying");
 }
 
@@ -655,14 +659,17 @@ static void print_json(struct prof_top *v, const struct prof_tail_stats *st, FIL
 {
 	uint64_t start = prof_spool_meta(prof_tail_spool(v->t))->mono_start_ns;
 	enum prof_weight w = v->opts.weight;
+	char busy[32] = "null";
 	int64_t i;
 
+	if (v->opts.busy_known)
+		snprintf(busy, sizeof(busy), "%.4f", v->opts.busy);
 	fprintf(out, "{\"time\":%.6f,\"state\":\"%s\",\"samples\":%" PRIu64 ",\"rate\":%.1f,"
-		"\"lost\":%" PRIu64 ",\"processes\":%" PRIu32 ",\"weight\":\"%s\","
+		"\"lost\":%" PRIu64 ",\"busy\":%s,\"processes\":%" PRIu32 ",\"weight\":\"%s\","
 		"\"decaying\":%s,\"by\":\"%s\",\"rows\":[",
 		st->last_ns > start ? (double)(st->last_ns - start) / 1e9 : 0.0,
 		prof_tail_state_name(st->state), st->samples,
-		interval_rate(v), v->lost, st->processes_alive, prof_weight_name(w), v->opts.cumulative ? "false" : "true",
+		interval_rate(v), v->lost, busy, st->processes_alive, prof_weight_name(w), v->opts.cumulative ? "false" : "true",
 		v->opts.by_process ? "process" : "function");
 	for (i = 0; i < n; i++) {
 		fputs(i ? ",{" : "{", out);

@@ -242,14 +242,27 @@ compare_phases() {
 	grep -aq 'keys: q quit, p functions/processes' screen || fail "$(cat -v screen)"
 }
 
-@test "top of the whole machine: a view, or one line saying why not" {
-	run --separate-stderr "$PROF" top -d 1 -n 5
+@test "top of the whole machine: ladder[PID] among the rest, its chain whole, busy share" {
+	"$T/ladder" 60 >/dev/null &
+	BG+=($!)
+	wait_for_exec "$!" "$T/ladder"
+	run --separate-stderr "$PROF" top -d 3 -i 1 -n 5000
 	if [ "$status" -eq 1 ]; then
-		assert_regex "$stderr" '^prof: .*whole machine[^'$'\n'']*$'
-	else
-		assert_equal "$status" 0
-		assert_output --regexp '^prof top: '
+		# no whole machine here (perf_event_paranoid, or no -a): one line why
+		assert_regex "$stderr" '^prof: [^'$'\n'']*$'
+		skip_or_fail "no whole machine here: $stderr"
 	fi
+	assert_equal "$status" 0
+	printf '%s\n' "$output" >top.txt
+	last_block top.txt >last
+	assert_regex "$(head -n 1 last)" ', [0-9]+ lost, busy [0-9.]+%, [0-9]+ process(es)? alive, '
+	run -0 awk '$3 == "ladder_d" { print $NF }' last
+	assert_output "ladder[${BG[0]}]"
+	# ladder_d's samples carry the whole chain up to ladder_a, as in a -p recording
+	read -r dself dtotal < <(shares last ladder_d)
+	read -r aself atotal < <(shares last ladder_a)
+	at_least "$atotal" "$(awk -v d="$dself" 'BEGIN { print d * 0.95 }')" ||
+		fail "ladder_a total $atotal%, ladder_d self $dself%: $(cat last)"
 }
 
 @test "top usage errors exit 64 with one line" {
