@@ -8,6 +8,7 @@
 
 #include <argp.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "prof.h"
 
@@ -32,6 +33,7 @@ struct prof_cmd {
 extern const struct prof_cmd cmd_record;
 extern const struct prof_cmd cmd_report;
 extern const struct prof_cmd cmd_tail;
+extern const struct prof_cmd cmd_top;
 
 /* "prof: <msg>" on stderr. */
 void err_msg(const char *fmt, ...) PROF_PRINTF(1, 2);
@@ -53,5 +55,73 @@ void list_options(const struct argp *argp);
 /* The argp option every command carries for --list-options. */
 #define LIST_OPTIONS_ENTRY \
 	{ "list-options", OPT_LIST_OPTIONS, NULL, OPTION_HIDDEN, "list options and exit", 0 }
+
+/*
+ * A recording as prof record and prof top run it (recording.c): the
+ * options that shape it, starting it (a command, running processes or the
+ * whole machine), the poll loop and its signals, and ending it.
+ */
+#define MAX_PIDS 64
+
+/* The keys of the options recording_parse() handles (and short ones: F e s k p d m C). */
+enum {
+	OPT_NO_INHERIT = 0x100,
+	OPT_OFF_CPU,
+	OPT_CGROUP,
+	OPT_RECORDING_END,	/* a command's own keys start here */
+};
+
+struct recording;
+
+/* What a command does at points of the loop; any may be NULL. */
+struct recording_hooks {
+	/* the recorder exists, sampling not enabled yet */
+	void (*started)(struct recording *rc, struct prof_recorder *rec);
+	/* after each poll (about ten a second): 1 asks to stop, as -d does; < 0 fails */
+	int (*tick)(struct recording *rc, struct prof_recorder *rec);
+	/* the recording went on in a new file */
+	void (*switched)(struct recording *rc, struct prof_recorder *rec);
+	/* the recorder was closed, before the summary */
+	void (*closed)(struct recording *rc);
+};
+
+struct recording {
+	struct prof_recorder_opts opts;
+	const char *output;
+	double duration;
+	bool quiet;
+	int verbosity;
+	bool system;		/* the whole machine (prof_recorder_open_system()) */
+	bool progress;		/* the progress line on stderr, twice a second */
+	bool summary;		/* the summary at the end */
+	char **argv;
+	int argc;
+	pid_t pids[MAX_PIDS];
+	size_t npids;
+	struct recording_hooks hooks;
+	void *ctx;		/* the command's */
+};
+
+/* A recording with defaults: OUTPUT as its file. */
+void recording_init(struct recording *rc, const char *output);
+
+/* Parse one of the shared options (KEY); ARGP_ERR_UNKNOWN for another. */
+int recording_parse(struct recording *rc, int key, char *arg, struct argp_state *state);
+
+/* A command and its arguments from here on (ARGP_KEY_ARG). */
+void recording_take_command(struct recording *rc, struct argp_state *state);
+
+/* SIGINT, SIGTERM, SIGHUP end the loop; SIGUSR2 switches files when asked for. */
+void recording_install_signals(const struct recording *rc);
+
+/* The signal that stopped the recording, or 0. */
+int recording_stop_signal(void);
+
+/*
+ * Record: start, run the loop, end.  Returns the exit code: the command's
+ * status (128+N for signal N), 0 for processes or the machine, 1 when
+ * recording failed, 126/127 for a command that could not run.
+ */
+int recording_run(struct recording *rc);
 
 #endif /* PROF_CMD_H */

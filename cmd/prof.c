@@ -14,7 +14,7 @@
 const char *argp_program_version = "prof " PROF_VERSION;
 const char *argp_program_bug_address = "<https://github.com/prof-profiler/prof/issues>";
 
-static const struct prof_cmd *const commands[] = { &cmd_record, &cmd_report, &cmd_tail, NULL };
+static const struct prof_cmd *const commands[] = { &cmd_record, &cmd_report, &cmd_tail, &cmd_top, NULL };
 
 static int verbosity = 1;
 

@@ -136,9 +136,70 @@ _prof_tail()
 	fi
 }
 
+_prof_top()
+{
+	local opts='--pid -p --cpu -C --cgroup --freq -F --event -e --kernel -k --off-cpu --duration -d --output -o --limit -n --interval -i --by-process --weight --format --help --usage --version'
+	local i
+
+	# after --, the words are the command to run and its arguments
+	for ((i = 2; i < cword; i++)); do
+		if [[ ${words[i]} == -- ]]; then
+			if declare -F _command_offset >/dev/null; then
+				_command_offset $((skip + i + 1))
+			elif ((cword == i + 1)); then
+				mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+			else
+				compopt -o filenames 2>/dev/null
+				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+			fi
+			return
+		fi
+	done
+	[[ $prev == = ]] && prev=${words[cword - 2]}
+	case $prev in
+	--output | -o)
+		__prof_files '*.spool'
+		return
+		;;
+	--event | -e)
+		__prof_words 'cpu-clock task-clock cycles'
+		return
+		;;
+	--freq | -F)
+		__prof_words 'max'
+		return
+		;;
+	--pid | -p)
+		mapfile -t COMPREPLY < <(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")
+		return
+		;;
+	--weight)
+		__prof_words 'cpu off-cpu wall'
+		return
+		;;
+	--format)
+		__prof_words 'top json'
+		return
+		;;
+	--cgroup)
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		return
+		;;
+	--cpu | -C | --duration | -d | --limit | -n | --interval | -i)
+		return
+		;;
+	esac
+	if [[ $cur == -* ]]; then
+		__prof_words "$opts"
+	else
+		mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+	fi
+}
+
 _prof()
 {
-	local commands='record report tail'
+	local commands='record report tail top'
 	local opts='--help --usage --version'
 	local cur prev words cword skip=0 i
 

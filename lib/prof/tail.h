@@ -289,6 +289,69 @@ int prof_tail_view_print(struct prof_tail_view *v, struct prof_tail *t, FILE *ou
 /* Free V (NULL: nothing). */
 void prof_tail_view_free(struct prof_tail_view *v);
 
+/*
+ * The view of prof top: at each print, the hottest functions with their
+ * self and total shares and the process each belongs to (the one with most
+ * of its samples), or the processes themselves, under a header.  It counts
+ * every weight at once (CPU samples, off-CPU time, both), so that the
+ * weight and the grouping can change between prints without losing what
+ * was counted.  As perf top's, its counts decay: each interval keeps 7/8 of
+ * them (the view follows what the machine does now, a half-life of about
+ * five prints), unless cumulative.  Memory grows with distinct frames,
+ * functions, processes and (function, process) pairs, not with samples.
+ */
+struct prof_top;
+
+struct prof_top_opts {
+	size_t sz;			/* sizeof(struct prof_top_opts) */
+	enum prof_tail_format format;	/* top or json (samples: -EINVAL) */
+	bool refresh;			/* top: clear the screen and home first (a terminal);
+					 * else a block per print, then a blank line */
+	long limit;			/* rows; 0: 20 */
+	enum prof_weight weight;	/* what rows are ranked and shared by */
+	bool by_process;		/* rows are processes, not functions */
+	bool cumulative;		/* counts since the start, not decaying */
+	unsigned columns;		/* top: cut lines to this width; 0: do not */
+	const char *title;		/* the name in the header; NULL: "prof top" */
+	bool busy_known;		/* the whole machine: show busy in the header */
+	double busy;			/* the share of its CPU time not idle, 0..1 */
+};
+
+/* Returns: 0 and *ret; -EINVAL (opts); -ENOMEM. */
+int prof_top_new(const struct prof_top_opts *opts, struct prof_top **ret);
+
+/*
+ * Change V's options (what a key asks for: another weight, grouping, size)
+ * from the next print on; the counts stay.
+ * Returns: 0; -EINVAL (opts, or a weight the spool V counted cannot be
+ * weighed by: the message says why; V keeps its options then).
+ */
+int prof_top_set(struct prof_top *v, const struct prof_top_opts *opts);
+
+/*
+ * Count batch B of tail T (T must stay the same for a view).
+ * Returns: 0; -ENOMEM; -EINVAL (a stack the spool does not define).
+ */
+int prof_top_add(struct prof_top *v, struct prof_tail *t, const struct prof_tail_batch *b);
+
+/*
+ * Print the view to OUT (top: a block whose first line starts "prof top:"
+ * or the title; json: one object on a line), with NOTE (NULL: none) as its
+ * last line.  Printing again (a redraw) shows the same counts.
+ * Returns: 0; -ENOMEM; the error of writing to OUT.
+ */
+int prof_top_print(struct prof_top *v, struct prof_tail *t, const char *note, FILE *out);
+
+/*
+ * End the interval: the counts decay (keep 7/8; unless cumulative), and
+ * the rate the header shows starts again.
+ * Returns: 0; -EINVAL (no view).
+ */
+int prof_top_next(struct prof_top *v);
+
+/* Free V (NULL: nothing). */
+void prof_top_free(struct prof_top *v);
+
 #ifdef __cplusplus
 }
 #endif
