@@ -352,7 +352,7 @@ static int handle_mmap2(struct prof_recorder *rec, const struct perf_event_heade
 
 static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
 {
-	const struct perf_event_header *h = (const void *)sr->data;
+	const struct perf_event_header *h = (const void *)sorted_data(sr);
 	bool switches = (size_t)sr->cpu >= rec->ncpus;	/* from a switch ring */
 	struct perf_lost_samples_body ls;
 	struct perf_comm_body c;
@@ -414,6 +414,7 @@ static int push_record(struct prof_recorder *rec, const struct perf_event_header
 	struct perf_sample_id id;
 	struct perf_sample s;
 	uint8_t *out;
+	int64_t ticket;
 
 	if (h->type != PERF_RECORD_SAMPLE) {
 		if (perf_sample_id_parse(&rec->layout, h, &id) < 0)
@@ -427,6 +428,14 @@ static int push_record(struct prof_recorder *rec, const struct perf_event_header
 		else
 			rec->sum.sample_events++;
 		return rec_malformed(rec, h);
+	}
+	/* unwound where it lies, if it may stay there: no copy of the stack */
+	ticket = perf_ring_hold(&rec->rings[ring], h);
+	if (ticket >= 0) {
+		if (sorter_add_ref(&rec->sorter, s.time, ring, h, h->size, (uint64_t)ticket) == 0)
+			return 0;
+		perf_ring_done(&rec->rings[ring], (uint64_t)ticket);
+		return -ENOMEM;
 	}
 	out = sorter_add(&rec->sorter, s.time, ring, perf_sample_trimmed_size(h, &s));
 	if (!out)
@@ -461,17 +470,23 @@ int rec_drain_rings(struct prof_recorder *rec)
 int rec_process_until(struct prof_recorder *rec, uint64_t watermark)
 {
 	const struct sorted_rec *sr;
-	int r;
+	size_t i;
+	int r = 0;
 
 	while ((sr = sorter_pop(&rec->sorter, watermark))) {
 		r = handle_record(rec, sr);
-		if (r < 0) {
-			if (!rec->error)
-				rec->error = r;
-			return r;
-		}
+		if (sr->ref)
+			perf_ring_done(&rec->rings[sr->cpu], sr->ticket);
+		if (r < 0)
+			break;
 	}
-	return 0;
+	/* what was held in place and is done with: the kernel may write there again */
+	for (i = 0; i < rec->nrings; i++)
+		if (rec->rings[i].base)
+			perf_ring_end(&rec->rings[i]);
+	if (r < 0 && !rec->error)
+		rec->error = r;
+	return r;
 }
 
 /* P is found gone at TIME: the intervals of its threads that are open end there. */

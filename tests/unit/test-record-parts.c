@@ -100,6 +100,45 @@ TEST(ring_header_split_across_the_end)
 	free(mem);
 }
 
+TEST(ring_keeps_a_held_record_until_it_is_done)
+{
+	struct perf_ring r;
+	uint8_t *mem = fake_ring(&r);
+	struct perf_event_mmap_page *meta = (void *)mem;
+	const struct perf_event_header *h;
+	int64_t first, second;
+
+	r.held = calloc(PERF_RING_HOLD_MAX, sizeof(*r.held));
+	put_record(mem, 0, 64, 0x11);
+	put_record(mem, 64, 64, 0x22);
+	put_record(mem, 128, 32, 0x33);
+	meta->data_tail = 0;
+	meta->data_head = 160;
+	CHECK(perf_ring_begin(&r));
+	h = perf_ring_next(&r);
+	first = perf_ring_hold(&r, h);
+	h = perf_ring_next(&r);
+	second = perf_ring_hold(&r, h);
+	CHECK(perf_ring_next(&r) != NULL);
+	CHECK(perf_ring_next(&r) == NULL);
+	CHECK(first >= 0);
+	CHECK_INT(second, ==, first + 1);
+	perf_ring_end(&r);
+	CHECK_INT(meta->data_tail, ==, 0);	/* the first is held */
+	/* the second done first: the space stays the kernel's to keep until the first is */
+	perf_ring_done(&r, (uint64_t)second);
+	perf_ring_end(&r);
+	CHECK_INT(meta->data_tail, ==, 0);
+	/* a new pass reads on from where the last ended, not from data_tail */
+	meta->data_head = 160;
+	CHECK(!perf_ring_begin(&r));
+	perf_ring_done(&r, (uint64_t)first);
+	perf_ring_end(&r);
+	CHECK_INT(meta->data_tail, ==, 160);
+	free(r.held);
+	free(mem);
+}
+
 TEST(ring_drops_a_torn_record)
 {
 	struct perf_ring r;
