@@ -117,8 +117,8 @@ int64_t perf_ring_hold(struct perf_ring *r, const struct perf_event_header *h)
 
 	if (p < data || p >= data + r->data_size || !r->held)
 		return -1;	/* the copy of one that wrapped */
-	/* half the ring at most, so that the kernel keeps room to write */
-	if (r->held_n >= PERF_RING_HOLD_MAX || r->tail - first > r->data_size / 2)
+	/* a quarter of the ring at most, so that the kernel keeps room to write */
+	if (r->held_n >= PERF_RING_HOLD_MAX || r->tail - first > r->data_size / 4)
 		return -1;
 	r->held[(r->held_first + r->held_n) % PERF_RING_HOLD_MAX] =
 		(struct perf_ring_hold){ .start = start };
@@ -138,6 +138,18 @@ void perf_ring_done(struct perf_ring *r, uint64_t ticket)
 		r->held_n--;
 		r->held_seq++;
 	}
+}
+
+uint64_t perf_ring_used(const struct perf_ring *r)
+{
+	return r->head - (r->held_n ? r->held[r->held_first].start : r->tail);
+}
+
+void perf_ring_unhold(struct perf_ring *r)
+{
+	r->held_seq += r->held_n;
+	r->held_first = 0;
+	r->held_n = 0;
 }
 
 void perf_ring_end(struct perf_ring *r)

@@ -69,6 +69,12 @@ int64_t perf_ring_hold(struct perf_ring *r, const struct perf_event_header *h);
 /* The holder of TICKET is done with its record; perf_ring_end gives the space back. */
 void perf_ring_done(struct perf_ring *r, uint64_t ticket);
 
+/* Bytes written and not given back yet (after perf_ring_begin). */
+uint64_t perf_ring_used(const struct perf_ring *r);
+
+/* Hold nothing any more: the holders copied their records out. */
+void perf_ring_unhold(struct perf_ring *r);
+
 /* Give everything read and not held back to the kernel. */
 void perf_ring_end(struct perf_ring *r);
 

@@ -69,6 +69,31 @@ int sorter_add_ref(struct sorter *s, uint64_t time, int cpu, const void *rec, si
 	return 0;
 }
 
+int sorter_own(struct sorter *s, int cpu, size_t (*size)(const void *rec, void *arg),
+	       void (*copy)(void *out, const void *rec, void *arg), void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < s->len; i++) {
+		struct sorted_rec *r = s->heap[i], *c;
+		size_t len;
+
+		if (!r->ref || r->cpu != cpu)
+			continue;
+		len = size(r->ref, arg);
+		c = malloc(sizeof(*c) + len);
+		if (!c)
+			return error_setx(-ENOMEM, "out of memory");
+		*c = *r;
+		c->len = c->cap = (uint32_t)len;
+		c->ref = NULL;
+		copy(c->data, r->ref, arg);
+		free(r);
+		s->heap[i] = c;
+	}
+	return 0;
+}
+
 static struct sorted_rec *add(struct sorter *s, uint64_t time, int cpu, size_t len)
 {
 	struct sorted_rec *r;

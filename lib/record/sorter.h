@@ -56,6 +56,13 @@ void *sorter_add(struct sorter *s, uint64_t time, int cpu, size_t len);
 int sorter_add_ref(struct sorter *s, uint64_t time, int cpu, const void *rec, size_t len,
 		   uint64_t ticket);
 
+/*
+ * Copy the records of CPU referred to in place into the sorter, each as
+ * COPY writes it, in SIZE(record, ARG) bytes.  0 or -ENOMEM.
+ */
+int sorter_own(struct sorter *s, int cpu, size_t (*size)(const void *rec, void *arg),
+	       void (*copy)(void *out, const void *rec, void *arg), void *arg);
+
 /* The bytes of record R. */
 static inline const uint8_t *sorted_data(const struct sorted_rec *r)
 {

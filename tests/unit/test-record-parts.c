@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "record/capture.h"
+#include "record/path_cache.h"
 #include "harness.h"
 #include "record/perf_ring.h"
 #include "record/proc.h"
@@ -137,6 +138,30 @@ TEST(ring_keeps_a_held_record_until_it_is_done)
 	CHECK_INT(meta->data_tail, ==, 160);
 	free(r.held);
 	free(mem);
+}
+
+TEST(path_cache_keys_a_stack_by_its_whole_path)
+{
+	struct path_cache c;
+	struct path_key root = path_key_seed(0, 0), ab, ba, a;
+
+	path_cache_init(&c);
+	a = path_key_step(root, 0x1000);
+	ab = path_key_step(a, 0x2000);
+	ba = path_key_step(path_key_step(root, 0x2000), 0x1000);
+	CHECK(ab.a != ba.a || ab.b != ba.b);
+	CHECK_INT(path_cache_find(&c, ab), ==, 0);	/* nothing made yet */
+	path_cache_put(&c, ab, 7);
+	path_cache_put(&c, a, 3);
+	CHECK_INT(path_cache_find(&c, ab), ==, 7);
+	CHECK_INT(path_cache_find(&c, a), ==, 3);
+	CHECK_INT(path_cache_find(&c, ba), ==, 0);
+	/* a truncated stack's path is another */
+	CHECK_INT(path_cache_find(&c, path_key_step(path_key_step(path_key_seed(0, 2), 0x1000),
+						     0x2000)), ==, 0);
+	path_cache_clear(&c);
+	CHECK_INT(path_cache_find(&c, ab), ==, 0);
+	path_cache_release(&c);
 }
 
 TEST(ring_drops_a_torn_record)
