@@ -525,6 +525,9 @@ int rec_drain_rings(struct prof_recorder *rec)
 	return 0;
 }
 
+/* How much of the next held sample is fetched ahead: its fields, and the stack's head. */
+#define PREFETCH_BYTES 4096
+
 int rec_process_until(struct prof_recorder *rec, uint64_t watermark)
 {
 	const struct sorted_rec *sr;
@@ -532,6 +535,19 @@ int rec_process_until(struct prof_recorder *rec, uint64_t watermark)
 	int r = 0;
 
 	while ((sr = sorter_pop(&rec->sorter, watermark))) {
+		const struct sorted_rec *next = sorter_peek(&rec->sorter);
+
+		/*
+		 * The next sample's stack, where the kernel wrote it (another
+		 * CPU's cache, or memory), is on its way while this one is
+		 * unwound: the head of the stack is what the walk reads first.
+		 */
+		if (next && next->ref && next->time <= watermark) {
+			size_t off, n = next->len < PREFETCH_BYTES ? next->len : PREFETCH_BYTES;
+
+			for (off = 0; off < n; off += 64)
+				__builtin_prefetch(next->ref + off);
+		}
 		r = handle_record(rec, sr);
 		if (sr->ref)
 			perf_ring_done(&rec->rings[sr->cpu], sr->ticket);

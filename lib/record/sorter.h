@@ -72,6 +72,12 @@ static inline const uint8_t *sorted_data(const struct sorted_rec *r)
 /* The oldest record with time <= WATERMARK, or NULL; valid until the next pop. */
 const struct sorted_rec *sorter_pop(struct sorter *s, uint64_t watermark);
 
+/* The record the next pop may return, or NULL. */
+static inline const struct sorted_rec *sorter_peek(const struct sorter *s)
+{
+	return s->len ? s->heap[0] : NULL;
+}
+
 static inline size_t sorter_len(const struct sorter *s)
 {
 	return s->len;
