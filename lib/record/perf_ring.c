@@ -4,7 +4,9 @@
  * kernel's protocol: load data_head with acquire ordering, read records up
  * to it, then store data_tail with release ordering so the kernel may
  * reuse the space.  A record that wraps around the end of the data area is
- * copied into a buffer so callers always see it contiguous.
+ * copied into a buffer so callers always see it contiguous.  A sample
+ * held in place (its stack copy is most of it: copying it out costs more
+ * than unwinding it) keeps data_tail behind it until it is done with.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,11 @@ int perf_ring_map(struct perf_ring *r, int fd, int cpu, size_t data_pages)
 	base = mmap(NULL, (data_pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		return -errno;
+	r->held = calloc(PERF_RING_HOLD_MAX, sizeof(*r->held));
+	if (!r->held) {
+		munmap(base, (data_pages + 1) * page);
+		return -ENOMEM;
+	}
 	r->base = base;
 	r->page_size = page;
 	r->data_size = data_pages * page;
@@ -43,6 +50,9 @@ void perf_ring_unmap(struct perf_ring *r)
 	if (r->base)
 		munmap(r->base, r->data_size + r->page_size);
 	free(r->copy);
+	free(r->held);
+	r->held = NULL;
+	r->held_n = 0;
 	r->base = NULL;
 	r->copy = NULL;
 	r->copy_cap = 0;
@@ -53,7 +63,9 @@ bool perf_ring_begin(struct perf_ring *r)
 	struct perf_event_mmap_page *meta = r->base;
 
 	r->head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	r->tail = meta->data_tail;
+	/* while records are held, data_tail lags behind what was read */
+	if (!r->held_n)
+		r->tail = meta->data_tail;
 	return r->head != r->tail;
 }
 
@@ -98,9 +110,52 @@ const struct perf_event_header *perf_ring_next(struct perf_ring *r)
 	return (const struct perf_event_header *)r->copy;
 }
 
+int64_t perf_ring_hold(struct perf_ring *r, const struct perf_event_header *h)
+{
+	const uint8_t *data = (const uint8_t *)r->base + r->page_size, *p = (const void *)h;
+	uint64_t start = r->tail - h->size, first = r->held_n ? r->held[r->held_first].start : start;
+
+	if (p < data || p >= data + r->data_size || !r->held)
+		return -1;	/* the copy of one that wrapped */
+	/* a quarter of the ring at most, so that the kernel keeps room to write */
+	if (r->held_n >= PERF_RING_HOLD_MAX || r->tail - first > r->data_size / 4)
+		return -1;
+	r->held[(r->held_first + r->held_n) % PERF_RING_HOLD_MAX] =
+		(struct perf_ring_hold){ .start = start };
+	r->held_n++;
+	return (int64_t)(r->held_seq + r->held_n - 1);
+}
+
+void perf_ring_done(struct perf_ring *r, uint64_t ticket)
+{
+	uint64_t k = ticket - r->held_seq;
+
+	if (!r->held || k >= r->held_n)
+		return;
+	r->held[(r->held_first + k) % PERF_RING_HOLD_MAX].done = true;
+	while (r->held_n && r->held[r->held_first].done) {
+		r->held_first = (r->held_first + 1) % PERF_RING_HOLD_MAX;
+		r->held_n--;
+		r->held_seq++;
+	}
+}
+
+uint64_t perf_ring_used(const struct perf_ring *r)
+{
+	return r->head - (r->held_n ? r->held[r->held_first].start : r->tail);
+}
+
+void perf_ring_unhold(struct perf_ring *r)
+{
+	r->held_seq += r->held_n;
+	r->held_first = 0;
+	r->held_n = 0;
+}
+
 void perf_ring_end(struct perf_ring *r)
 {
 	struct perf_event_mmap_page *meta = r->base;
+	uint64_t tail = r->held_n ? r->held[r->held_first].start : r->tail;
 
-	__atomic_store_n(&meta->data_tail, r->tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }

@@ -2,6 +2,8 @@
 /*
  * perf_ring.h - perf_event_open and the mmap ring protocol: open an event,
  * map its ring, and read records out of it (copying those that wrap).
+ * A record may be held in place, read later where the kernel wrote it:
+ * the kernel gets its space back only once the holder is done with it.
  * Nothing here knows what a record means.
  */
 #ifndef PROF_PERF_RING_H
@@ -25,7 +27,23 @@ struct perf_ring {
 	uint8_t *copy;			/* a record that wrapped, made contiguous */
 	size_t copy_cap;
 	uint64_t head, tail;		/* read window of the current pass */
+	/*
+	 * Records held in place, in ring order (a queue of held_n from
+	 * held_first, the first's ticket held_seq): the kernel's data_tail
+	 * stays at the first not yet done.
+	 */
+	struct perf_ring_hold *held;
+	uint32_t held_first, held_n;
+	uint64_t held_seq;
 };
+
+struct perf_ring_hold {
+	uint64_t start;			/* the record's ring position */
+	bool done;
+};
+
+/* At most this many records of a ring are held at once; more are copied. */
+#define PERF_RING_HOLD_MAX 1024
 
 /* Map DATA_PAGES (a power of two) pages of FD's ring.  0 or -errno. */
 int perf_ring_map(struct perf_ring *r, int fd, int cpu, size_t data_pages);
@@ -40,7 +58,24 @@ bool perf_ring_begin(struct perf_ring *r);
  */
 const struct perf_event_header *perf_ring_next(struct perf_ring *r);
 
-/* Give everything read in this pass back to the kernel. */
+/*
+ * Hold record H, just returned by perf_ring_next and lying in the ring
+ * (not a wrapped one's copy), in place: a ticket for perf_ring_done, or -1
+ * when it cannot be held (it wrapped, too much of the ring is held, or the
+ * queue is full): the caller copies it then.
+ */
+int64_t perf_ring_hold(struct perf_ring *r, const struct perf_event_header *h);
+
+/* The holder of TICKET is done with its record; perf_ring_end gives the space back. */
+void perf_ring_done(struct perf_ring *r, uint64_t ticket);
+
+/* Bytes written and not given back yet (after perf_ring_begin). */
+uint64_t perf_ring_used(const struct perf_ring *r);
+
+/* Hold nothing any more: the holders copied their records out. */
+void perf_ring_unhold(struct perf_ring *r);
+
+/* Give everything read and not held back to the kernel. */
 void perf_ring_end(struct perf_ring *r);
 
 #endif /* PROF_PERF_RING_H */

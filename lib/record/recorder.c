@@ -101,6 +101,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 	rec->file.fd = -1;
 	rec->cgroup_fd = -1;
 	sorter_init(&rec->sorter);
+	path_cache_init(&rec->paths);
 	pt_init(&rec->pt, NULL);
 	r = unwinder_init(&rec->uw);
 	if (r == 0)
@@ -458,6 +459,7 @@ void prof_recorder_free(struct prof_recorder *rec)
 	pt_release(&rec->pt);	/* its modules' tables first, then the unwinder that holds them */
 	for (i = 0; i < STACK_MEMOS; i++)
 		free(rec->memo[i]);
+	path_cache_release(&rec->paths);
 	unwinder_release(&rec->uw);
 	capture_release(&rec->capture);
 	offcpu_release(&rec->offcpu);

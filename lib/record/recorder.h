@@ -15,6 +15,7 @@
 #include "attach.h"
 #include "capture.h"
 #include "offcpu.h"
+#include "path_cache.h"
 #include "perf_ring.h"
 #include "perf_sample.h"
 #include "process.h"
@@ -48,6 +49,7 @@ struct stack_memo {
 	size_t n;
 	uint64_t pc[UNWIND_MAX_FRAMES];
 	uint32_t node[UNWIND_MAX_FRAMES];
+	struct path_key key[UNWIND_MAX_FRAMES];	/* of the path from the root to each */
 };
 
 struct prof_recorder {
@@ -99,6 +101,8 @@ struct prof_recorder {
 	struct prof_recording_summary sum;
 	struct unwinder uw;		/* the address spaces' shared unwinder */
 	struct stack_memo *memo[STACK_MEMOS];	/* by thread spool id, made when needed */
+	struct path_cache paths;	/* user stacks' nodes by their paths */
+	struct prof_frame path_frames[UNWIND_MAX_FRAMES];	/* of the stack being interned */
 	struct unwind_result unwound;
 	uint32_t frames[UNWIND_MAX_FRAMES / 2 + UNWIND_MAX_FRAMES + 1];
 	bool kernel;			/* kernel callchains are sampled */

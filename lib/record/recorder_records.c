@@ -48,21 +48,23 @@ int64_t rec_frame_module(struct prof_recorder *rec, struct proc *p, struct as_mo
 	return r < 0 ? r : id;
 }
 
-/* The spool frame of user pc PC of PROC. */
-static int64_t user_frame(struct prof_recorder *rec, struct proc *proc, uint64_t pc)
+/* The spool frame of user pc PC of PROC, not interned yet: its module's id taken. */
+static int user_frame(struct prof_recorder *rec, struct proc *proc, uint64_t pc,
+		      struct prof_frame *f)
 {
 	struct as_module *m = as_find(&proc->as, pc);
-	struct prof_frame f = { .sz = sizeof(f), .kind = PROF_FRAME_ANON, .ref = proc->spool_id, .addr = pc };
 	int64_t id;
 
+	*f = (struct prof_frame){ .sz = sizeof(*f), .kind = PROF_FRAME_ANON, .ref = proc->spool_id,
+				  .addr = pc };
 	if (m) {
 		id = rec_frame_module(rec, proc, m);
 		if (id < 0)
-			return id;
-		f = PROF_INIT(prof_frame, .kind = PROF_FRAME_USER, .ref = (uint32_t)id,
-					 .addr = pc - m->start + m->pgoff);
+			return (int)id;
+		*f = PROF_INIT(prof_frame, .kind = PROF_FRAME_USER, .ref = (uint32_t)id,
+					  .addr = pc - m->start + m->pgoff);
 	}
-	return prof_spool_writer_intern_frame(rec->w, &f);
+	return 0;
 }
 
 /*
@@ -70,15 +72,22 @@ static int64_t user_frame(struct prof_recorder *rec, struct proc *proc, uint64_t
  * marker, then the frames from the outermost in.  A thread's samples
  * mostly share their outer frames with its previous one: those nodes are
  * taken from the thread's memo (while its process's mappings stay as they
- * were), so only the frames that changed are looked up in the spool's
- * maps, two lookups each, that miss the CPU's caches on a big recording.
+ * were).  The nodes of the frames that changed come from the path cache,
+ * their lookups all in flight at once; only from the first it does not
+ * hold are the frames looked up in the spool's maps, two lookups each,
+ * each waiting on the one before, that miss the CPU's caches on a big
+ * recording.
  */
 static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struct proc *proc,
 				 const struct unwind_result *u)
 {
 	struct stack_memo *m = rec->memo[t->spool_id % STACK_MEMOS];
+	struct prof_frame *frames = rec->path_frames;
+	struct path_key k;
 	int64_t node = 0, frame;
 	size_t i, same = 0;
+	uint32_t hit;
+	int r;
 
 	if (!m) {
 		m = rec->memo[t->spool_id % STACK_MEMOS] = calloc(1, sizeof(*m));
@@ -93,27 +102,45 @@ static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struc
 	}
 	while (same < m->n && same < u->n && m->pc[same] == u->pc[u->n - 1 - same])
 		same++;
-	if (same) {
+	/* keyed by what the spool's nodes are, frames, so that processes share them */
+	k = same ? m->key[same - 1] : path_key_seed(0, (uint64_t)u->cause);
+	for (i = same; i < u->n; i++) {
+		r = user_frame(rec, proc, u->pc[u->n - 1 - i], &frames[i]);
+		if (r < 0) {
+			m->n = 0;
+			return r;
+		}
+		k = m->key[i] = path_key_step(path_key_step(k, (uint64_t)frames[i].kind << 32 |
+								 frames[i].ref), frames[i].addr);
+		path_cache_prefetch(&rec->paths, k);
+	}
+	if (same)
 		node = m->node[same - 1];
-	} else if (u->cause) {
+	for (i = same; i < u->n && (hit = path_cache_find(&rec->paths, m->key[i])); i++) {
+		node = hit;
+		m->pc[i] = u->pc[u->n - 1 - i];
+		m->node[i] = hit;
+	}
+	if (i == 0 && u->cause) {
 		frame = prof_spool_writer_intern_frame(rec->w, &PROF_INIT(prof_frame, 
 			.kind = PROF_FRAME_TRUNCATED, .addr = (uint64_t)u->cause));
 		node = frame < 0 ? frame : prof_spool_writer_intern_stack(rec->w, 0, (uint32_t)frame);
-		if (node < 0)
+		if (node < 0) {
+			m->n = 0;
 			return node;
+		}
 	}
-	for (i = same; i < u->n; i++) {
-		uint64_t pc = u->pc[u->n - 1 - i];
-
-		frame = user_frame(rec, proc, pc);
+	for (; i < u->n; i++) {
+		frame = prof_spool_writer_intern_frame(rec->w, &frames[i]);
 		node = frame < 0 ? frame : prof_spool_writer_intern_stack(rec->w, (uint32_t)node,
 									  (uint32_t)frame);
 		if (node < 0) {
 			m->n = 0;
 			return node;
 		}
-		m->pc[i] = pc;
+		m->pc[i] = u->pc[u->n - 1 - i];
 		m->node[i] = (uint32_t)node;
+		path_cache_put(&rec->paths, m->key[i], (uint32_t)node);
 	}
 	m->n = u->n;
 	return node;
@@ -395,7 +422,7 @@ static bool is_self(const struct prof_recorder *rec, const struct perf_event_hea
 
 static int handle_record(struct prof_recorder *rec, const struct sorted_rec *sr)
 {
-	const struct perf_event_header *h = (const void *)sr->data;
+	const struct perf_event_header *h = (const void *)sorted_data(sr);
 	bool switches = (size_t)sr->cpu >= rec->ncpus;	/* from a switch ring */
 	struct perf_lost_samples_body ls;
 	struct perf_comm_body c;
@@ -469,6 +496,7 @@ static int push_record(struct prof_recorder *rec, const struct perf_event_header
 	struct perf_sample_id id;
 	struct perf_sample s;
 	uint8_t *out;
+	int64_t ticket;
 
 	if (h->type != PERF_RECORD_SAMPLE) {
 		if (perf_sample_id_parse(&rec->layout, h, &id) < 0)
@@ -483,11 +511,39 @@ static int push_record(struct prof_recorder *rec, const struct perf_event_header
 			rec->sum.sample_events++;
 		return rec_malformed(rec, h);
 	}
+	/* unwound where it lies, if it may stay there: no copy of the stack */
+	ticket = perf_ring_hold(&rec->rings[ring], h);
+	if (ticket >= 0) {
+		if (sorter_add_ref(&rec->sorter, s.time, ring, h, h->size, (uint64_t)ticket) == 0)
+			return 0;
+		perf_ring_done(&rec->rings[ring], (uint64_t)ticket);
+		return -ENOMEM;
+	}
 	out = sorter_add(&rec->sorter, s.time, ring, perf_sample_trimmed_size(h, &s));
 	if (!out)
 		return -ENOMEM;
 	perf_sample_trim(h, &s, out);
 	return 0;
+}
+
+/* A held sample's size and copy out of its ring, its stack copy cut to what it holds. */
+static size_t held_size(const void *rec, void *layout)
+{
+	const struct perf_event_header *h = rec;
+	struct perf_sample s;
+
+	return perf_sample_parse(layout, h, &s) == 0 ? perf_sample_trimmed_size(h, &s) : h->size;
+}
+
+static void held_copy(void *out, const void *rec, void *layout)
+{
+	const struct perf_event_header *h = rec;
+	struct perf_sample s;
+
+	if (perf_sample_parse(layout, h, &s) == 0)
+		perf_sample_trim(h, &s, out);
+	else
+		memcpy(out, h, h->size);
 }
 
 /* Move every ring's records into the sorter. */
@@ -504,6 +560,17 @@ int rec_drain_rings(struct prof_recorder *rec)
 		if (!ring->base || !perf_ring_begin(ring))
 			continue;
 		rec->ring_had_data = true;
+		/*
+		 * Records held in place take room the kernel may need: a ring
+		 * that fills (the recorder fell behind) gets it all back, its
+		 * held records copied out as they were before.
+		 */
+		if (ring->held_n && perf_ring_used(ring) > ring->data_size / 2) {
+			r = sorter_own(&rec->sorter, (int)i, held_size, held_copy, &rec->layout);
+			if (r < 0)
+				return r;
+			perf_ring_unhold(ring);
+		}
 		while (r >= 0 && (h = perf_ring_next(ring)))
 			r = push_record(rec, h, (int)i);
 		perf_ring_end(ring);
@@ -513,20 +580,42 @@ int rec_drain_rings(struct prof_recorder *rec)
 	return 0;
 }
 
+/* How much of the next held sample is fetched ahead: its fields, and the stack's head. */
+#define PREFETCH_BYTES 4096
+
 int rec_process_until(struct prof_recorder *rec, uint64_t watermark)
 {
 	const struct sorted_rec *sr;
-	int r;
+	size_t i;
+	int r = 0;
 
 	while ((sr = sorter_pop(&rec->sorter, watermark))) {
-		r = handle_record(rec, sr);
-		if (r < 0) {
-			if (!rec->error)
-				rec->error = r;
-			return r;
+		const struct sorted_rec *next = sorter_peek(&rec->sorter);
+
+		/*
+		 * The next sample's stack, where the kernel wrote it (another
+		 * CPU's cache, or memory), is on its way while this one is
+		 * unwound: the head of the stack is what the walk reads first.
+		 */
+		if (next && next->ref && next->time <= watermark) {
+			size_t off, n = next->len < PREFETCH_BYTES ? next->len : PREFETCH_BYTES;
+
+			for (off = 0; off < n; off += 64)
+				__builtin_prefetch(next->ref + off);
 		}
+		r = handle_record(rec, sr);
+		if (sr->ref)
+			perf_ring_done(&rec->rings[sr->cpu], sr->ticket);
+		if (r < 0)
+			break;
 	}
-	return 0;
+	/* what was held in place and is done with: the kernel may write there again */
+	for (i = 0; i < rec->nrings; i++)
+		if (rec->rings[i].base)
+			perf_ring_end(&rec->rings[i]);
+	if (r < 0 && !rec->error)
+		rec->error = r;
+	return r;
 }
 
 /* P is found gone at TIME: the intervals of its threads that are open end there. */

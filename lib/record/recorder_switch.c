@@ -307,6 +307,7 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	for (i = 0; i < STACK_MEMOS; i++)
 		if (rec->memo[i])
 			rec->memo[i]->thread = 0;
+	path_cache_clear(&rec->paths);
 	c.mono_end_ns = rec->file_start_ns;
 	c.wall_end_ns = clock_ns(CLOCK_REALTIME);
 	if (prof_spool_writer_finish(old_w, &c) < 0 && r == 0)

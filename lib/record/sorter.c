@@ -47,7 +47,54 @@ int sorter_push(struct sorter *s, uint64_t time, int cpu, const void *rec, size_
 	return 0;
 }
 
+static struct sorted_rec *add(struct sorter *s, uint64_t time, int cpu, size_t len);
+
 void *sorter_add(struct sorter *s, uint64_t time, int cpu, size_t len)
+{
+	struct sorted_rec *r = add(s, time, cpu, len);
+
+	return r ? r->data : NULL;
+}
+
+int sorter_add_ref(struct sorter *s, uint64_t time, int cpu, const void *rec, size_t len,
+		   uint64_t ticket)
+{
+	struct sorted_rec *r = add(s, time, cpu, 0);
+
+	if (!r)
+		return -ENOMEM;
+	r->ref = rec;
+	r->len = (uint32_t)len;
+	r->ticket = ticket;
+	return 0;
+}
+
+int sorter_own(struct sorter *s, int cpu, size_t (*size)(const void *rec, void *arg),
+	       void (*copy)(void *out, const void *rec, void *arg), void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < s->len; i++) {
+		struct sorted_rec *r = s->heap[i], *c;
+		size_t len;
+
+		if (!r->ref || r->cpu != cpu)
+			continue;
+		len = size(r->ref, arg);
+		c = malloc(sizeof(*c) + len);
+		if (!c)
+			return error_setx(-ENOMEM, "out of memory");
+		*c = *r;
+		c->len = c->cap = (uint32_t)len;
+		c->ref = NULL;
+		copy(c->data, r->ref, arg);
+		free(r);
+		s->heap[i] = c;
+	}
+	return 0;
+}
+
+static struct sorted_rec *add(struct sorter *s, uint64_t time, int cpu, size_t len)
 {
 	struct sorted_rec *r;
 	size_t i;
@@ -74,6 +121,7 @@ void *sorter_add(struct sorter *s, uint64_t time, int cpu, size_t len)
 	r->seq = s->seq++;
 	r->len = (uint32_t)len;
 	r->cpu = cpu;
+	r->ref = NULL;
 	for (i = s->len++; i > 0; i = (i - 1) / 2) {
 		struct sorted_rec *parent = s->heap[(i - 1) / 2];
 
@@ -82,7 +130,7 @@ void *sorter_add(struct sorter *s, uint64_t time, int cpu, size_t len)
 		s->heap[i] = parent;
 	}
 	s->heap[i] = r;
-	return r->data;
+	return r;
 }
 
 const struct sorted_rec *sorter_pop(struct sorter *s, uint64_t watermark)

@@ -31,7 +31,7 @@ enum unwind_engine {
 	UNWIND_CHECK,		/* both, compared; the compiled engine's result is kept */
 };
 
-#define RULE_CACHE_SIZE 8192
+#define RULE_CACHE_SIZE 32768
 
 /* A rule of a file's table, by the file-relative address it holds at. */
 struct rule_cache_entry {

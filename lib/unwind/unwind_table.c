@@ -67,6 +67,15 @@ struct utable {
 	uint64_t *fde_lo;	/* sorted, distinct FDE start addresses */
 	struct ufde *fdes;
 	size_t nfde;
+	/*
+	 * By page of the FDEs' span (from the first's page): the last FDE
+	 * starting at or before the page, so that a lookup searches the few
+	 * FDEs of one page, not the whole table: a miss of the rule cache
+	 * costs two or three cache misses, not twenty.  NULL: no index.
+	 */
+	uint32_t *fde_page;
+	uint64_t page_lo;
+	size_t npages;
 	uint64_t text_hi;	/* end of the last executable segment */
 	uint64_t entry;		/* e_entry of a program, else 0 */
 	size_t entry_fde;	/* the FDE holding it, or nfde */
@@ -97,6 +106,7 @@ static void table_free(struct utables *ts, struct utable *t)
 {
 	drop_rows(ts, t);
 	ts->bytes -= t->index_bytes;
+	free(t->fde_page);
 	free(t->fde_lo);
 	free(t->fdes);
 	if (t->eh && t->cfi)
@@ -233,6 +243,33 @@ static int index_debug_frame(struct utable *t, Elf_Data *data)
 	return t->nfde ? 0 : -ENOENT;
 }
 
+#define FDE_PAGE_SHIFT 12
+/* A file whose FDEs span more than this many pages is searched without the index. */
+#define FDE_PAGES_MAX (1u << 20)
+
+/* The page index of T's sorted FDE starts; without memory, none. */
+static void page_index(struct utable *t)
+{
+	size_t p, i = 0, npages;
+
+	t->fde_page = NULL;
+	t->npages = 0;
+	if (t->nfde < 2 || t->nfde > UINT32_MAX)
+		return;
+	t->page_lo = t->fde_lo[0] >> FDE_PAGE_SHIFT << FDE_PAGE_SHIFT;
+	npages = (size_t)((t->fde_lo[t->nfde - 1] - t->page_lo) >> FDE_PAGE_SHIFT) + 1;
+	if (npages > FDE_PAGES_MAX || !(t->fde_page = malloc(npages * sizeof(*t->fde_page))))
+		return;
+	for (p = 0; p < npages; p++) {
+		uint64_t start = t->page_lo + ((uint64_t)p << FDE_PAGE_SHIFT);
+
+		while (i + 1 < t->nfde && t->fde_lo[i + 1] <= start)
+			i++;
+		t->fde_page[p] = (uint32_t)i;
+	}
+	t->npages = npages;
+}
+
 /* Sort and dedupe the starts, and make room for the compiled FDEs. */
 static int finish_index(struct utables *ts, struct utable *t)
 {
@@ -247,6 +284,8 @@ static int finish_index(struct utables *ts, struct utable *t)
 	if (!t->fdes)
 		return -ENOMEM;
 	t->index_bytes = n * (sizeof(*t->fde_lo) + sizeof(*t->fdes));
+	page_index(t);
+	t->index_bytes += t->npages * sizeof(*t->fde_page);
 	ts->bytes += t->index_bytes;
 	return 0;
 }
@@ -255,6 +294,18 @@ static int finish_index(struct utables *ts, struct utable *t)
 static size_t fde_at(const struct utable *t, uint64_t svma)
 {
 	size_t lo = 0, hi = t->nfde;
+
+	/* the answer lies from the page's first candidate to the next page's */
+	if (t->fde_page && svma >= t->page_lo) {
+		uint64_t p = (svma - t->page_lo) >> FDE_PAGE_SHIFT;
+
+		if (p < t->npages) {
+			lo = t->fde_page[p];
+			hi = p + 1 < t->npages ? (size_t)t->fde_page[p + 1] + 1 : t->nfde;
+		} else {
+			lo = t->nfde - 1;	/* past the last FDE's page: the last FDE's, or none */
+		}
+	}
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "record/capture.h"
+#include "record/path_cache.h"
 #include "harness.h"
 #include "record/perf_ring.h"
 #include "record/proc.h"
@@ -98,6 +99,69 @@ TEST(ring_header_split_across_the_end)
 	CHECK_INT(((const uint8_t *)h)[47], ==, 0x5a);
 	free(r.copy);
 	free(mem);
+}
+
+TEST(ring_keeps_a_held_record_until_it_is_done)
+{
+	struct perf_ring r;
+	uint8_t *mem = fake_ring(&r);
+	struct perf_event_mmap_page *meta = (void *)mem;
+	const struct perf_event_header *h;
+	int64_t first, second;
+
+	r.held = calloc(PERF_RING_HOLD_MAX, sizeof(*r.held));
+	put_record(mem, 0, 64, 0x11);
+	put_record(mem, 64, 64, 0x22);
+	put_record(mem, 128, 32, 0x33);
+	meta->data_tail = 0;
+	meta->data_head = 160;
+	CHECK(perf_ring_begin(&r));
+	h = perf_ring_next(&r);
+	first = perf_ring_hold(&r, h);
+	h = perf_ring_next(&r);
+	second = perf_ring_hold(&r, h);
+	CHECK(perf_ring_next(&r) != NULL);
+	CHECK(perf_ring_next(&r) == NULL);
+	CHECK(first >= 0);
+	CHECK_INT(second, ==, first + 1);
+	perf_ring_end(&r);
+	CHECK_INT(meta->data_tail, ==, 0);	/* the first is held */
+	/* the second done first: the space stays the kernel's to keep until the first is */
+	perf_ring_done(&r, (uint64_t)second);
+	perf_ring_end(&r);
+	CHECK_INT(meta->data_tail, ==, 0);
+	/* a new pass reads on from where the last ended, not from data_tail */
+	meta->data_head = 160;
+	CHECK(!perf_ring_begin(&r));
+	perf_ring_done(&r, (uint64_t)first);
+	perf_ring_end(&r);
+	CHECK_INT(meta->data_tail, ==, 160);
+	free(r.held);
+	free(mem);
+}
+
+TEST(path_cache_keys_a_stack_by_its_whole_path)
+{
+	struct path_cache c;
+	struct path_key root = path_key_seed(0, 0), ab, ba, a;
+
+	path_cache_init(&c);
+	a = path_key_step(root, 0x1000);
+	ab = path_key_step(a, 0x2000);
+	ba = path_key_step(path_key_step(root, 0x2000), 0x1000);
+	CHECK(ab.a != ba.a || ab.b != ba.b);
+	CHECK_INT(path_cache_find(&c, ab), ==, 0);	/* nothing made yet */
+	path_cache_put(&c, ab, 7);
+	path_cache_put(&c, a, 3);
+	CHECK_INT(path_cache_find(&c, ab), ==, 7);
+	CHECK_INT(path_cache_find(&c, a), ==, 3);
+	CHECK_INT(path_cache_find(&c, ba), ==, 0);
+	/* a truncated stack's path is another */
+	CHECK_INT(path_cache_find(&c, path_key_step(path_key_step(path_key_seed(0, 2), 0x1000),
+						     0x2000)), ==, 0);
+	path_cache_clear(&c);
+	CHECK_INT(path_cache_find(&c, ab), ==, 0);
+	path_cache_release(&c);
 }
 
 TEST(ring_drops_a_torn_record)
