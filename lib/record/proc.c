@@ -6,7 +6,9 @@
  * process may be gone between two reads (-ESRCH, never a crash).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +136,11 @@ int proc_stat(pid_t pid, char comm[16], pid_t *ppid, uint64_t *starttime)
 	if (starttime)
 		*starttime = st;
 	return 0;
+}
+
+bool proc_reaped(pid_t pid)
+{
+	return kill(pid, 0) < 0 && errno == ESRCH;
 }
 
 bool proc_gone(pid_t pid)
