@@ -298,8 +298,8 @@ bool prof_recorder_has_pending_events(const struct prof_recorder *rec)
  * Reconcile: a process whose exit record never came but is gone.  The
  * recorder's loop asks after every poll: reading /proc/PID/stat of each
  * live process each time was a quarter of the recorder's CPU on a
- * single-process recording, so a reaped process is seen at once and a
- * zombie within LIVENESS_INTERVAL_NS.
+ * single-process recording, so a reaped process is seen within
+ * REAPED_INTERVAL_NS and a zombie within LIVENESS_INTERVAL_NS.
  */
 static int reconcile_liveness(struct prof_recorder *rec)
 {
@@ -308,6 +308,9 @@ static int reconcile_liveness(struct prof_recorder *rec)
 	size_t i;
 	int r;
 
+	if (!sweep && now - rec->last_reaped_ns < REAPED_INTERVAL_NS)
+		return 0;
+	rec->last_reaped_ns = now;
 	if (sweep)
 		rec->last_liveness_ns = now;
 	for (i = 0; i < rec->pt.nprocs; i++) {

@@ -45,6 +45,8 @@
  * says cheaply whether it is gone for good.
  */
 #define LIVENESS_INTERVAL_NS 200000000ull
+/* and kill(pid, 0) at most this often: the loop polls thousands of times a second */
+#define REAPED_INTERVAL_NS 10000000ull
 
 /* A thread's previous user stack, root first, with its spool nodes. */
 #define STACK_MEMOS 64
@@ -87,6 +89,7 @@ struct prof_recorder {
 	uint64_t last_block_ns;
 	uint64_t last_reconcile_ns;
 	uint64_t last_liveness_ns;	/* the last sweep of /proc/PID/stat */
+	uint64_t last_reaped_ns;	/* the last look for reaped processes */
 	uint64_t last_collect_ns;
 	bool need_reconcile;		/* side-band records may have been lost */
 	uint64_t start_ns;
