@@ -6,8 +6,10 @@
  * process may be gone between two reads (-ESRCH, never a crash).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +262,11 @@ int proc_stat_threads(pid_t pid, char comm[16], pid_t *ppid, uint64_t *starttime
 int proc_stat(pid_t pid, char comm[16], pid_t *ppid, uint64_t *starttime)
 {
 	return proc_stat_threads(pid, comm, ppid, starttime, NULL);
+}
+
+bool proc_reaped(pid_t pid)
+{
+	return kill(pid, 0) < 0 && errno == ESRCH;
 }
 
 bool proc_gone(pid_t pid)

@@ -42,6 +42,8 @@ int proc_stat_threads(pid_t pid, char comm[16], pid_t *ppid, uint64_t *starttime
 
 /* Whether PID has exited as /proc sees it: gone, a zombie, or dead. */
 bool proc_gone(pid_t pid);
+/* Whether PID is gone and reaped: one cheap syscall, where proc_gone() reads /proc. */
+bool proc_reaped(pid_t pid);
 
 /* The path of PID's executable into BUF (LEN bytes), "" when unknown. */
 void proc_exe(pid_t pid, char *buf, size_t len);

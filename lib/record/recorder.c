@@ -311,17 +311,29 @@ bool prof_recorder_has_pending_events(const struct prof_recorder *rec)
 	return sorter_len(&rec->sorter) > 0 || rec->ring_had_data;
 }
 
-/* Reconcile: a process whose exit record never came but is gone. */
+/*
+ * Reconcile: a process whose exit record never came but is gone.  The
+ * recorder's loop asks after every poll: reading /proc/PID/stat of each
+ * live process each time was a quarter of the recorder's CPU on a
+ * single-process recording, so a reaped process is seen within
+ * REAPED_INTERVAL_NS and a zombie within LIVENESS_INTERVAL_NS.
+ */
 static int reconcile_liveness(struct prof_recorder *rec)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	bool sweep = now - rec->last_liveness_ns >= LIVENESS_INTERVAL_NS;
 	size_t i;
 	int r;
 
+	if (!sweep && now - rec->last_reaped_ns < REAPED_INTERVAL_NS)
+		return 0;
+	rec->last_reaped_ns = now;
+	if (sweep)
+		rec->last_liveness_ns = now;
 	for (i = 0; i < rec->pt.nprocs; i++) {
 		struct proc *p = rec->pt.procs[i];
 
-		if (p->exited || !proc_gone(p->pid))
+		if (p->exited || !(sweep ? proc_gone(p->pid) : proc_reaped(p->pid)))
 			continue;
 		/* its exit record may still be queued: take it first */
 		r = prof_recorder_flush(rec);

@@ -39,6 +39,14 @@
 #define MAPS_REFRESH_INTERVAL_NS 50000000ull
 /* After a loss of side-band records, /proc is swept at most this often. */
 #define RECONCILE_INTERVAL_NS 250000000ull
+/*
+ * A process whose exit record is late is looked for in /proc (its state:
+ * a zombie counts as gone) at most this often; in between, kill(pid, 0)
+ * says cheaply whether it is gone for good.
+ */
+#define LIVENESS_INTERVAL_NS 200000000ull
+/* and kill(pid, 0) at most this often: the loop polls thousands of times a second */
+#define REAPED_INTERVAL_NS 10000000ull
 
 /* A thread's previous user stack, root first, with its spool nodes. */
 #define STACK_MEMOS 64
@@ -94,6 +102,8 @@ struct prof_recorder {
 	uint64_t prev_drain_ns;
 	uint64_t last_block_ns;
 	uint64_t last_reconcile_ns;
+	uint64_t last_liveness_ns;	/* the last sweep of /proc/PID/stat */
+	uint64_t last_reaped_ns;	/* the last look for reaped processes */
 	uint64_t last_collect_ns;
 	bool need_reconcile;		/* side-band records may have been lost */
 	uint64_t start_ns;

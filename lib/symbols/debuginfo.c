@@ -26,6 +26,7 @@
 
 #include "config.h"
 #ifdef HAVE_DEBUGINFOD
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #endif
 
@@ -68,10 +69,52 @@ static int add_dir(struct debuginfo *d, const char *dir, size_t len)
 }
 
 #ifdef HAVE_DEBUGINFOD
+/*
+ * libdebuginfod is loaded only when --debuginfod asks for it, not linked:
+ * it pulls in libcurl, gnutls, krb5 and ldap (~30 libraries), whose loading
+ * and constructors cost every run ~8 ms of CPU, the recorder's included.
+ */
+static struct {
+	bool tried;
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *);
+	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	void *(*get_user_data)(debuginfod_client *);
+	void (*set_user_data)(debuginfod_client *, void *);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+} dfd;
+
+static int debuginfod_load(void)
+{
+	void *h;
+
+	if (dfd.begin)
+		return 0;
+	if (dfd.tried)
+		return error_setx(-ENOTSUP, "debuginfod is not available: cannot load "
+				  "libdebuginfod.so.1");
+	dfd.tried = true;
+	h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return error_setx(-ENOTSUP, "debuginfod is not available: %s", dlerror());
+	*(void **)&dfd.end = dlsym(h, "debuginfod_end");
+	*(void **)&dfd.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	*(void **)&dfd.get_user_data = dlsym(h, "debuginfod_get_user_data");
+	*(void **)&dfd.set_user_data = dlsym(h, "debuginfod_set_user_data");
+	*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	if (dfd.end && dfd.set_progressfn && dfd.get_user_data && dfd.set_user_data &&
+	    dfd.find_debuginfo)
+		*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
+	if (!dfd.begin)
+		return error_setx(-ENOTSUP, "debuginfod is not available: libdebuginfod.so.1 "
+				  "lacks its functions");
+	return 0;
+}
+
 /* The client calls this at least once a second while it waits: past the deadline, give up. */
 static int debuginfod_progress(debuginfod_client *c, long a, long b)
 {
-	const uint64_t *deadline = debuginfod_get_user_data(c);
+	const uint64_t *deadline = dfd.get_user_data(c);
 
 	(void)a;
 	(void)b;
@@ -82,14 +125,18 @@ static int debuginfod_start(struct debuginfo *d)
 {
 	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
 	debuginfod_client *c;
+	int r;
 
 	if (!urls || !urls[strspn(urls, " \t")])
 		return error_setx(-EINVAL,
 				  "debuginfod was asked for, but DEBUGINFOD_URLS is not set");
-	c = debuginfod_begin();
+	r = debuginfod_load();
+	if (r < 0)
+		return r;
+	c = dfd.begin();
 	if (!c)
 		return error_setx(-ENOMEM, "cannot start a debuginfod client");
-	debuginfod_set_progressfn(c, debuginfod_progress);
+	dfd.set_progressfn(c, debuginfod_progress);
 	d->client = c;
 	return 0;
 }
@@ -135,7 +182,7 @@ void debuginfo_release(struct debuginfo *d)
 	free(d->dirs);
 #ifdef HAVE_DEBUGINFOD
 	if (d->client)
-		debuginfod_end(d->client);
+		dfd.end(d->client);
 #endif
 	memset(d, 0, sizeof(*d));
 }
@@ -314,9 +361,9 @@ static int by_debuginfod(struct debuginfo *d, const struct want *w, char **ret)
 	if (!d->client || d->debuginfod_off || !w->build_id_len)
 		return 0;
 	deadline = clock_ns(CLOCK_MONOTONIC) + (uint64_t)d->timeout_s * 1000000000u;
-	debuginfod_set_user_data(d->client, &deadline);
-	fd = debuginfod_find_debuginfo(d->client, w->build_id, (int)w->build_id_len, &path);
-	debuginfod_set_user_data(d->client, NULL);
+	dfd.set_user_data(d->client, &deadline);
+	fd = dfd.find_debuginfo(d->client, w->build_id, (int)w->build_id_len, &path);
+	dfd.set_user_data(d->client, NULL);
 	if (fd >= 0) {
 		close(fd);
 		if (path && candidate_ok(path, w)) {
