@@ -117,7 +117,7 @@ within_5_points() {
 
 @test "ladder leaf share agrees with perf within 5 points" {
 	require_perf_tool
-	perf record -q -e cpu-clock -F 999 --call-graph dwarf -o p.data -- "$T/ladder" 1 >/dev/null 2>&1
+	perf record -q -B -e cpu-clock -F 999 --call-graph dwarf -o p.data -- "$T/ladder" 1 >/dev/null 2>&1
 	"$PROF" record -q -e cpu-clock -o l.spool -- "$T/ladder" 1 >/dev/null
 	"$PROF" report -q --format=folded l.spool >l.folded
 	within_5_points "$(leaf_share ladder_d l.folded)" "$(perf_leaf_share ladder_d p.data)" ladder_d
@@ -125,7 +125,7 @@ within_5_points() {
 
 @test "threads leaf shares agree with perf within 5 points" {
 	require_perf_tool
-	perf record -q -e cpu-clock -F 999 --call-graph dwarf -o p.data -- "$T/threads" 1 >/dev/null 2>&1
+	perf record -q -B -e cpu-clock -F 999 --call-graph dwarf -o p.data -- "$T/threads" 1 >/dev/null 2>&1
 	"$PROF" record -q -e cpu-clock -o t.spool -- "$T/threads" 1 >/dev/null
 	"$PROF" report -q --format=folded t.spool >t.folded
 	for leaf in alpha_spin beta_spin gamma_spin; do
