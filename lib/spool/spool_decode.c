@@ -437,10 +437,26 @@ static int decode_frame(struct prof_spool *sp, struct cursor *c, struct spool_co
 {
 	struct prof_frame f = { .sz = sizeof(f) };
 	uint64_t kind;
+	bool delta = sp->major >= SPOOL_VERSION_MAJOR_DELTA;
+	int64_t d;
 	bool ok;
 
-	if (!get_u(c, &kind) || !get_u32(c, &f.ref) || !get_u(c, &f.addr))
+	if (!get_u(c, &kind) || !get_u32(c, &f.ref))
 		return -EBADMSG;
+	if (delta) {
+		/* the stored address, less the frame before's when it has this kind and ref */
+		if (!get_s(c, &d))
+			return -EBADMSG;
+		f.addr = (uint64_t)d;
+		if (apply && kind <= PROF_FRAME_ANON && n->frames) {
+			const struct prof_frame *b = &sp->frames[n->frames - 1];
+
+			if (b->kind == kind && b->ref == f.ref)
+				f.addr += b->kind == PROF_FRAME_KERNEL ? ~b->addr : b->addr;
+		}
+	} else if (!get_u(c, &f.addr)) {
+		return -EBADMSG;
+	}
 	switch (kind) {
 	case PROF_FRAME_USER:
 		ok = ref_ok(c, f.ref, n->modules, false, "frame of an undefined module");
@@ -489,9 +505,15 @@ static int decode_stack(struct prof_spool *sp, struct cursor *c, struct spool_co
 {
 	struct prof_stack_node s;
 
-	if (!get_u32(c, &s.parent) ||
-	    !ref_ok(c, s.parent, n->stacks, true, "stack node with an undefined parent") ||
-	    !get_u32(c, &s.frame) ||
+	if (!get_u32(c, &s.parent) || !get_u32(c, &s.frame))
+		return -EBADMSG;
+	if (sp->major >= SPOOL_VERSION_MAJOR_DELTA) {
+		/* counted back from the node's own id and from the newest frame */
+		s.parent = s.parent && s.parent <= n->stacks + 1 ? n->stacks + 1 - s.parent
+								   : UINT32_MAX;
+		s.frame = s.frame < n->frames ? n->frames - s.frame : 0;
+	}
+	if (!ref_ok(c, s.parent, n->stacks, true, "stack node with an undefined parent") ||
 	    !ref_ok(c, s.frame, n->frames, false, "stack node with an undefined frame"))
 		return -EBADMSG;
 	if (!apply) {
@@ -519,8 +541,12 @@ static int decode_sample(struct prof_spool *sp, struct cursor *c, struct spool_c
 		s = &tmp;
 	if (!get_time(sp, c, n, apply, &s->time_ns) || !get_u32(c, &s->thread) ||
 	    !ref_ok(c, s->thread, n->threads, false, "sample of an undefined thread") ||
-	    !get_u32(c, &s->stack) ||
-	    !ref_ok(c, s->stack, n->stacks, true, "sample of an undefined stack") ||
+	    !get_u32(c, &s->stack))
+		return -EBADMSG;
+	/* version 3: counted back from the newest node (n->stacks < UINT32_MAX) */
+	if (sp->major >= SPOOL_VERSION_MAJOR_DELTA)
+		s->stack = s->stack <= n->stacks ? n->stacks - s->stack : n->stacks + 1;
+	if (!ref_ok(c, s->stack, n->stacks, true, "sample of an undefined stack") ||
 	    !get_s(c, &dperiod) || !get_u32(c, &s->cpu))
 		return -EBADMSG;
 	if (!apply)
@@ -612,14 +638,36 @@ static int decode_symbol(struct prof_spool *sp, struct cursor *c, struct spool_c
 			 bool apply, struct prof_record *ev)
 {
 	struct prof_symbol s = { .sz = sizeof(s) };
-	const uint8_t *name;
-	size_t len;
-	uint64_t scope;
+	const uint8_t *name = NULL;
+	size_t len = 0;
+	uint64_t scope, ref = 0;
+	bool delta = sp->major >= SPOOL_VERSION_MAJOR_DELTA;
+	int64_t d;
 	bool ok;
 
-	if (!get_u(c, &scope) || !get_u32(c, &s.scope_id) || !get_u(c, &s.start) ||
-	    !get_u(c, &s.size) || !get_str(c, &name, &len))
+	if (!get_u(c, &scope) || !get_u32(c, &s.scope_id))
 		return -EBADMSG;
+	if (!delta) {
+		if (!get_u(c, &s.start) || !get_u(c, &s.size) || !get_str(c, &name, &len))
+			return -EBADMSG;
+	} else {
+		/* the start less the symbol before's of this scope; a name whole or a number */
+		if (!get_s(c, &d) || !get_u(c, &s.size) || !get_u(c, &ref))
+			return -EBADMSG;
+		if (ref > n->names) {
+			c->err = "symbol with an undefined name";
+			return -EBADMSG;
+		}
+		if (!ref && !get_str(c, &name, &len))
+			return -EBADMSG;
+		s.start = (uint64_t)d;
+		if (apply && n->symbols) {
+			const struct prof_symbol *b = &sp->symbols[n->symbols - 1];
+
+			if (b->scope == scope && b->scope_id == s.scope_id)
+				s.start += b->start;
+		}
+	}
 	switch (scope) {
 	case PROF_SYMBOL_KERNEL:
 		ok = ref_ok(c, s.scope_id, 0, true, "kernel symbol with a scope id");
@@ -638,12 +686,22 @@ static int decode_symbol(struct prof_spool *sp, struct cursor *c, struct spool_c
 		return -EBADMSG;
 	if (!apply) {
 		n->symbols++;
+		n->names += delta && !ref;
 		return 0;
 	}
 	if (TABLE_RESERVE(sp, symbols, n->symbols + 1) < 0)
 		return -ENOMEM;
+	if (delta && !ref) {
+		if (TABLE_RESERVE(sp, name_syms, n->names + 1) < 0)
+			return -ENOMEM;
+		sp->name_syms[n->names++] = n->symbols;
+	}
 	n->symbols++;
 	s.scope = (uint8_t)scope;
+	if (ref) {
+		name = (const uint8_t *)sp->symbols[sp->name_syms[ref - 1]].name;
+		len = strlen((const char *)name);
+	}
 	s.name = str_dup(name, len);
 	sp->symbols[n->symbols - 1] = s;
 	if (!s.name)

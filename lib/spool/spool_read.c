@@ -288,10 +288,9 @@ int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret)
 		r = error_setx(-EBADMSG, "'%s' is not a prof spool", name);
 		goto out_free;
 	}
-	if ((fh.major != SPOOL_VERSION_MAJOR && fh.major != SPOOL_VERSION_MAJOR_OFFCPU) ||
-	    fh.flags) {
+	if (fh.major < SPOOL_VERSION_MAJOR_V1 || fh.major > SPOOL_VERSION_MAJOR || fh.flags) {
 		r = error_setx(-ENOTSUP, "spool '%s' has format version %u.%u%s; this prof reads "
-			       "1.x and 2.x (a newer prof wrote it)",
+			       "1.x to 3.x (a newer prof wrote it)",
 			       name, fh.major, fh.minor, fh.flags ? " with unknown flags" : "");
 		goto out_free;
 	}
@@ -460,6 +459,7 @@ void prof_spool_close(struct prof_spool *sp)
 	free(sp->frames);
 	free(sp->stacks);
 	free(sp->symbols);
+	free(sp->name_syms);
 	free(sp->stored);
 	free(sp->raw);
 	free(sp->name);
