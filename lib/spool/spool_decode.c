@@ -759,6 +759,48 @@ static int decode_trailer(struct prof_spool *sp, struct cursor *c, bool apply,
 	return 0;
 }
 
+static int decode_one(struct prof_spool *sp, struct cursor *c, enum spool_tag tag,
+		      struct spool_counts *n, bool apply, struct prof_record *ev)
+{
+	return tag == SPOOL_TAG_FRAME ? decode_frame(sp, c, n, apply, ev)
+				      : decode_stack(sp, c, n, apply, ev);
+}
+
+/*
+ * A FRAME or STACK record.  In version 3 its body is one or more of them,
+ * filling it: the dry run checks them all, applying hands out the first
+ * and leaves the rest for decode_batch_next().
+ */
+static int decode_several(struct prof_spool *sp, struct cursor *c, enum spool_tag tag,
+			  struct spool_counts *n, bool apply, struct prof_record *ev)
+{
+	int r = decode_one(sp, c, tag, n, apply, ev);
+
+	if (r < 0 || sp->major < SPOOL_VERSION_MAJOR_DELTA)
+		return r;
+	if (apply) {
+		sp->batch_p = c->p;
+		sp->batch_end = c->end;
+		sp->batch_tag = (uint8_t)tag;
+		return 0;
+	}
+	while (c->p < c->end && r == 0)
+		r = decode_one(sp, c, tag, n, false, ev);
+	return r;
+}
+
+int decode_batch_next(struct prof_spool *sp, struct prof_record *ev, const char **err)
+{
+	struct cursor c = { .p = sp->batch_p, .end = sp->batch_end };
+	int r;
+
+	memset(ev, 0, sizeof(*ev));
+	r = decode_one(sp, &c, (enum spool_tag)sp->batch_tag, &sp->n, true, ev);
+	sp->batch_p = c.p;
+	*err = c.err ? c.err : "invalid";
+	return r;
+}
+
 int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *n, bool apply,
 		  struct prof_record *ev)
 {
@@ -805,10 +847,8 @@ int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *
 		r = decode_module(sp, &body, n, apply, ev);
 		break;
 	case SPOOL_TAG_FRAME:
-		r = decode_frame(sp, &body, n, apply, ev);
-		break;
 	case SPOOL_TAG_STACK:
-		r = decode_stack(sp, &body, n, apply, ev);
+		r = decode_several(sp, &body, (enum spool_tag)tag, n, apply, ev);
 		break;
 	case SPOOL_TAG_SAMPLE:
 		r = decode_sample(sp, &body, n, apply, ev);

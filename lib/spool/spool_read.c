@@ -171,6 +171,7 @@ static int load_block(struct prof_spool *sp)
 	}
 	sp->raw_len = raw;
 	sp->pos = 0;
+	sp->batch_p = sp->batch_end = NULL;
 	sp->offset = off + sizeof(h) + stored;
 	sp->blocks = blk;
 	return 1;
@@ -196,6 +197,21 @@ struct prof_spool *spool_reader_alloc(void)
 static int spool_next(struct prof_spool *sp, struct prof_record *ret)
 {
 	for (;;) {
+		if (sp->batch_p < sp->batch_end) {
+			const char *err;
+			int r = decode_batch_next(sp, ret, &err);
+
+			/* as below: the dry run checked it */
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0) {
+				sp->batch_p = sp->batch_end = NULL;
+				stop(sp, PROF_SPOOL_STATE_CORRUPT, "block %llu: %s, found only when "
+				     "applied", (unsigned long long)sp->blocks, err);
+				return error_setx(-EBADMSG, "spool '%s': %s", sp->name, sp->reason);
+			}
+			return 1;
+		}
 		while (sp->pos < sp->raw_len) {
 			struct cursor c = { .p = sp->raw + sp->pos, .end = sp->raw + sp->raw_len };
 			int r = decode_record(sp, &c, &sp->n, true, ret);

@@ -68,6 +68,12 @@ struct prof_spool {
 	size_t symbols_cap;
 	uint32_t *name_syms;	/* by name number - 1: the symbol that gave it whole */
 	size_t name_syms_cap;
+	/*
+	 * Version 3: the FRAMEs or STACKs of one record not yet handed out,
+	 * inside raw (a record of several, checked whole by the dry run).
+	 */
+	const uint8_t *batch_p, *batch_end;
+	uint8_t batch_tag;
 
 	uint64_t clock;		/* in time units */
 	uint64_t last_period;
@@ -119,5 +125,8 @@ struct cursor {
  */
 int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *n, bool apply,
 		  struct prof_record *ev);
+
+/* The next FRAME or STACK of the record of several being read (sp->batch_p < batch_end), applied. */
+int decode_batch_next(struct prof_spool *sp, struct prof_record *ev, const char **err);
 
 #endif /* PROF_SPOOL_READER_H */

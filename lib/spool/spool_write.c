@@ -36,6 +36,20 @@ struct prof_spool_writer {
 	int level;		/* zlib level; -1: store raw */
 	struct buf block;	/* records of the open block */
 	struct buf rec;		/* the record being encoded */
+	/*
+	 * Version 3: the FRAMEs and the STACK nodes defined since the last
+	 * other record, not yet in the block.  They go out as one FRAME and
+	 * one STACK record (the frames first: the nodes refer to them) before
+	 * any other record, most often the SAMPLE whose walk defined them,
+	 * which saves each its own tag and length.
+	 */
+	struct buf frame_batch;	/* FRAME bodies */
+	struct held_node {
+		uint32_t parent_d;	/* the parent, counted back from the node's id */
+		uint32_t frame;		/* counted back when written: frames come first */
+	} *held;
+	size_t nheld, held_cap;
+	struct buf stack_batch;	/* STACK bodies, encoded when written */
 	uint8_t *out;		/* header + compressed block */
 	size_t out_cap;
 	uint64_t bytes;		/* handed to the sink */
@@ -209,22 +223,99 @@ static int block_flush(struct prof_spool_writer *w)
 	return r;
 }
 
-/* Append the record in w->rec to the block, closing the block when full. */
-static int rec_emit(struct prof_spool_writer *w, enum spool_tag tag)
+/* Append a record of TAG, body B, to the block, closing the block when full. */
+static int block_append(struct prof_spool_writer *w, enum spool_tag tag, const struct buf *b)
 {
-	int r = buf_reserve(&w->block, w->rec.len + 2 * SPOOL_VARINT_MAX);
+	int r = buf_reserve(&w->block, b->len + 2 * SPOOL_VARINT_MAX);
 
 	/* sticky: the records after a lost one would count their distances wrong */
 	if (r < 0)
 		return w->error = r;
 	put_u(&w->block, tag);
-	put_u(&w->block, w->rec.len);
-	memcpy(w->block.p + w->block.len, w->rec.p, w->rec.len);
-	w->block.len += w->rec.len;
+	put_u(&w->block, b->len);
+	memcpy(w->block.p + w->block.len, b->p, b->len);
+	w->block.len += b->len;
 	if (tag == SPOOL_TAG_SAMPLE)
 		w->block_samples++;
 	if (w->block.len >= w->block_bytes)
 		return block_flush(w);
+	return 0;
+}
+
+/* The FRAMEs held back, into the block as one record. */
+static int frames_emit(struct prof_spool_writer *w)
+{
+	int r;
+
+	if (!w->frame_batch.len)
+		return 0;
+	r = block_append(w, SPOOL_TAG_FRAME, &w->frame_batch);
+	w->frame_batch.len = 0;
+	return r;
+}
+
+/* The FRAMEs and then the STACK nodes held back, into the block as a record each. */
+static int batches_emit(struct prof_spool_writer *w)
+{
+	size_t i;
+	int r = frames_emit(w);
+
+	if (r < 0 || !w->nheld)
+		return r;
+	r = buf_reserve(&w->stack_batch, w->nheld * 2 * SPOOL_VARINT_MAX);
+	if (r < 0)
+		return w->error = r;
+	w->stack_batch.len = 0;
+	for (i = 0; i < w->nheld; i++) {
+		/* every frame is written by now: the newest is 0 */
+		put_u(&w->stack_batch, w->held[i].parent_d);
+		put_u(&w->stack_batch, w->nframes - w->held[i].frame);
+	}
+	w->nheld = 0;
+	return block_append(w, SPOOL_TAG_STACK, &w->stack_batch);
+}
+
+/* At most, held back: records whose length is a two-byte uvarint */
+#define BATCH_BYTES 16000
+#define BATCH_NODES 1500
+
+/* Append the record in w->rec to the block, closing the block when full. */
+static int rec_emit(struct prof_spool_writer *w, enum spool_tag tag)
+{
+	int r;
+
+	if (tag == SPOOL_TAG_FRAME) {
+		if (w->frame_batch.len + w->rec.len > BATCH_BYTES) {
+			r = frames_emit(w);
+			if (r < 0)
+				return r;
+		}
+		r = buf_reserve(&w->frame_batch, w->rec.len);
+		if (r < 0)
+			return w->error = r;
+		memcpy(w->frame_batch.p + w->frame_batch.len, w->rec.p, w->rec.len);
+		w->frame_batch.len += w->rec.len;
+		return 0;
+	}
+	return batches_emit(w) ?: block_append(w, tag, &w->rec);
+}
+
+/* Hold back a STACK node: PARENT_D as written, FRAME its id. */
+static int stack_hold(struct prof_spool_writer *w, uint32_t parent_d, uint32_t frame)
+{
+	void *p = w->held;
+	int r;
+
+	if (w->nheld == BATCH_NODES) {
+		r = batches_emit(w);
+		if (r < 0)
+			return r;
+	}
+	r = grow_array(&p, &w->held_cap, w->nheld + 1, sizeof(*w->held));
+	w->held = p;
+	if (r < 0)
+		return w->error = r;
+	w->held[w->nheld++] = (struct held_node){ parent_d, frame };
 	return 0;
 }
 
@@ -559,10 +650,8 @@ int64_t prof_spool_writer_intern_stack(struct prof_spool_writer *w, uint32_t par
 	    check_ref(frame, w->nframes, false, "frame") ?: rec_begin(w, 0);
 	if (r < 0)
 		return r;
-	/* counted back from the new node's id and the newest frame: mostly 1 and 0 */
-	put_u(&w->rec, w->nstacks + 1 - parent);
-	put_u(&w->rec, w->nframes - frame);
-	r = rec_emit(w, SPOOL_TAG_STACK);
+	/* counted back from the new node's id (mostly 1) and, later, the newest frame */
+	r = stack_hold(w, w->nstacks + 1 - parent, frame);
 	if (r < 0)
 		return r;
 	id64 = new_id(&w->nstacks, "stack");
@@ -815,7 +904,7 @@ int prof_spool_writer_add_symbol(struct prof_spool_writer *w, const struct prof_
 
 int prof_spool_writer_flush(struct prof_spool_writer *w)
 {
-	int r = block_flush(w);
+	int r = (w->error ? w->error : batches_emit(w)) ?: block_flush(w);
 
 	if (r < 0 || !w->sink.flush)
 		return r;
@@ -923,6 +1012,9 @@ int prof_spool_writer_close(struct prof_spool_writer *w)
 	free(w->names);
 	free(w->block.p);
 	free(w->rec.p);
+	free(w->frame_batch.p);
+	free(w->held);
+	free(w->stack_batch.p);
 	free(w->out);
 	free(w->path);
 	free(w);
