@@ -504,14 +504,23 @@ static int decode_stack(struct prof_spool *sp, struct cursor *c, struct spool_co
 			bool apply, struct prof_record *ev)
 {
 	struct prof_stack_node s;
+	uint64_t x;
 
-	if (!get_u32(c, &s.parent) || !get_u32(c, &s.frame))
-		return -EBADMSG;
-	if (sp->major >= SPOOL_VERSION_MAJOR_DELTA) {
-		/* counted back from the node's own id and from the newest frame */
+	if (sp->major < SPOOL_VERSION_MAJOR_DELTA) {
+		if (!get_u32(c, &s.parent) || !get_u32(c, &s.frame))
+			return -EBADMSG;
+	} else {
+		/*
+		 * The frame counted back from the newest, doubled, plus 1 when
+		 * the parent follows, counted back from the node's own id;
+		 * without it the parent is the node just before.
+		 */
+		s.parent = 1;
+		if (!get_u(c, &x) || ((x & 1) && !get_u32(c, &s.parent)))
+			return -EBADMSG;
 		s.parent = s.parent && s.parent <= n->stacks + 1 ? n->stacks + 1 - s.parent
 								   : UINT32_MAX;
-		s.frame = s.frame < n->frames ? n->frames - s.frame : 0;
+		s.frame = (x >> 1) < n->frames ? n->frames - (uint32_t)(x >> 1) : 0;
 	}
 	if (!ref_ok(c, s.parent, n->stacks, true, "stack node with an undefined parent") ||
 	    !ref_ok(c, s.frame, n->frames, false, "stack node with an undefined frame"))

@@ -267,9 +267,17 @@ static int batches_emit(struct prof_spool_writer *w)
 		return w->error = r;
 	w->stack_batch.len = 0;
 	for (i = 0; i < w->nheld; i++) {
-		/* every frame is written by now: the newest is 0 */
-		put_u(&w->stack_batch, w->held[i].parent_d);
-		put_u(&w->stack_batch, w->nframes - w->held[i].frame);
+		/*
+		 * Every frame is written by now: the newest is 0.  The frame
+		 * first, its low bit set when a parent other than the node
+		 * just before follows: a node extending that one is a byte.
+		 */
+		uint64_t frame_d = w->nframes - w->held[i].frame;
+		bool other = w->held[i].parent_d != 1;
+
+		put_u(&w->stack_batch, frame_d << 1 | other);
+		if (other)
+			put_u(&w->stack_batch, w->held[i].parent_d);
 	}
 	w->nheld = 0;
 	return block_append(w, SPOOL_TAG_STACK, &w->stack_batch);

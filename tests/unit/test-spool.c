@@ -745,8 +745,8 @@ TEST(spool_reader_checks_references_and_tags)
 
 	/* a process, then a stack node whose frame was never defined */
 	uint8_t proc[] = { 0, 2, 2, 0, 0, 0 };	/* dt, pid, ppid, start, comm "", exe "" */
-	/* version 3: the parent counted back from the node's id 1 (1: none), frame 7 back from none */
-	uint8_t stack_bad[] = { 1, 7 };
+	/* version 3: frame 7 back from none (7 << 1), the parent the node before it (none) */
+	uint8_t stack_bad[] = { 14 };
 	n = rec(recs, SPOOL_TAG_PROCESS, proc, sizeof(proc));
 	n += rec(recs + n, SPOOL_TAG_STACK, stack_bad, sizeof(stack_bad));
 	n = build_file(file, recs, n, 0);
