@@ -552,9 +552,9 @@ static int decode_sample(struct prof_spool *sp, struct cursor *c, struct spool_c
 	    !ref_ok(c, s->thread, n->threads, false, "sample of an undefined thread") ||
 	    !get_u32(c, &s->stack))
 		return -EBADMSG;
-	/* version 3: counted back from the newest node (n->stacks < UINT32_MAX) */
+	/* version 3: 0 the newest node, else the id + 1 (n->stacks < UINT32_MAX) */
 	if (sp->major >= SPOOL_VERSION_MAJOR_DELTA)
-		s->stack = s->stack <= n->stacks ? n->stacks - s->stack : n->stacks + 1;
+		s->stack = !s->stack ? (n->stacks ? n->stacks : UINT32_MAX) : s->stack - 1;
 	if (!ref_ok(c, s->stack, n->stacks, true, "sample of an undefined stack") ||
 	    !get_s(c, &dperiod) || !get_u32(c, &s->cpu))
 		return -EBADMSG;

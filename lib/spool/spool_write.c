@@ -693,8 +693,12 @@ int prof_spool_writer_add_sample(struct prof_spool_writer *w, const struct prof_
 		return r;
 	put_time(w, s->time_ns);
 	put_u(&w->rec, s->thread);
-	/* a new stack is the newest: 0 */
-	put_u(&w->rec, w->nstacks - s->stack);
+	/*
+	 * A new stack is the newest node: 0.  Another is its id + 1, which
+	 * stays the same byte string however many nodes come after it, for
+	 * deflate to find again.
+	 */
+	put_u(&w->rec, s->stack && s->stack == w->nstacks ? 0 : (uint64_t)s->stack + 1);
 	/* frequency mode settles on a steady period: its delta is one byte */
 	put_s(&w->rec, (int64_t)(s->period - w->last_period));
 	put_u(&w->rec, s->cpu);
