@@ -709,6 +709,9 @@ static int decode_symbol(struct prof_spool *sp, struct cursor *c, struct spool_c
 	s.scope = (uint8_t)scope;
 	if (ref) {
 		name = (const uint8_t *)sp->symbols[sp->name_syms[ref - 1]].name;
+		/* NULL only when its copy failed, which that read reported */
+		if (!name)
+			return -ENOMEM;
 		len = strlen((const char *)name);
 	}
 	s.name = str_dup(name, len);
