@@ -437,10 +437,26 @@ static int decode_frame(struct prof_spool *sp, struct cursor *c, struct spool_co
 {
 	struct prof_frame f = { .sz = sizeof(f) };
 	uint64_t kind;
+	bool delta = sp->major >= SPOOL_VERSION_MAJOR_DELTA;
+	int64_t d;
 	bool ok;
 
-	if (!get_u(c, &kind) || !get_u32(c, &f.ref) || !get_u(c, &f.addr))
+	if (!get_u(c, &kind) || !get_u32(c, &f.ref))
 		return -EBADMSG;
+	if (delta) {
+		/* the stored address, less the frame before's when it has this kind and ref */
+		if (!get_s(c, &d))
+			return -EBADMSG;
+		f.addr = (uint64_t)d;
+		if (apply && kind <= PROF_FRAME_ANON && n->frames) {
+			const struct prof_frame *b = &sp->frames[n->frames - 1];
+
+			if (b->kind == kind && b->ref == f.ref)
+				f.addr += b->kind == PROF_FRAME_KERNEL ? ~b->addr : b->addr;
+		}
+	} else if (!get_u(c, &f.addr)) {
+		return -EBADMSG;
+	}
 	switch (kind) {
 	case PROF_FRAME_USER:
 		ok = ref_ok(c, f.ref, n->modules, false, "frame of an undefined module");
@@ -488,10 +504,25 @@ static int decode_stack(struct prof_spool *sp, struct cursor *c, struct spool_co
 			bool apply, struct prof_record *ev)
 {
 	struct prof_stack_node s;
+	uint64_t x;
 
-	if (!get_u32(c, &s.parent) ||
-	    !ref_ok(c, s.parent, n->stacks, true, "stack node with an undefined parent") ||
-	    !get_u32(c, &s.frame) ||
+	if (sp->major < SPOOL_VERSION_MAJOR_DELTA) {
+		if (!get_u32(c, &s.parent) || !get_u32(c, &s.frame))
+			return -EBADMSG;
+	} else {
+		/*
+		 * The frame counted back from the newest, doubled, plus 1 when
+		 * the parent follows, counted back from the node's own id;
+		 * without it the parent is the node just before.
+		 */
+		s.parent = 1;
+		if (!get_u(c, &x) || ((x & 1) && !get_u32(c, &s.parent)))
+			return -EBADMSG;
+		s.parent = s.parent && s.parent <= n->stacks + 1 ? n->stacks + 1 - s.parent
+								   : UINT32_MAX;
+		s.frame = (x >> 1) < n->frames ? n->frames - (uint32_t)(x >> 1) : 0;
+	}
+	if (!ref_ok(c, s.parent, n->stacks, true, "stack node with an undefined parent") ||
 	    !ref_ok(c, s.frame, n->frames, false, "stack node with an undefined frame"))
 		return -EBADMSG;
 	if (!apply) {
@@ -519,8 +550,12 @@ static int decode_sample(struct prof_spool *sp, struct cursor *c, struct spool_c
 		s = &tmp;
 	if (!get_time(sp, c, n, apply, &s->time_ns) || !get_u32(c, &s->thread) ||
 	    !ref_ok(c, s->thread, n->threads, false, "sample of an undefined thread") ||
-	    !get_u32(c, &s->stack) ||
-	    !ref_ok(c, s->stack, n->stacks, true, "sample of an undefined stack") ||
+	    !get_u32(c, &s->stack))
+		return -EBADMSG;
+	/* version 3: 0 the newest node, else the id + 1 (n->stacks < UINT32_MAX) */
+	if (sp->major >= SPOOL_VERSION_MAJOR_DELTA)
+		s->stack = !s->stack ? (n->stacks ? n->stacks : UINT32_MAX) : s->stack - 1;
+	if (!ref_ok(c, s->stack, n->stacks, true, "sample of an undefined stack") ||
 	    !get_s(c, &dperiod) || !get_u32(c, &s->cpu))
 		return -EBADMSG;
 	if (!apply)
@@ -612,14 +647,36 @@ static int decode_symbol(struct prof_spool *sp, struct cursor *c, struct spool_c
 			 bool apply, struct prof_record *ev)
 {
 	struct prof_symbol s = { .sz = sizeof(s) };
-	const uint8_t *name;
-	size_t len;
-	uint64_t scope;
+	const uint8_t *name = NULL;
+	size_t len = 0;
+	uint64_t scope, ref = 0;
+	bool delta = sp->major >= SPOOL_VERSION_MAJOR_DELTA;
+	int64_t d;
 	bool ok;
 
-	if (!get_u(c, &scope) || !get_u32(c, &s.scope_id) || !get_u(c, &s.start) ||
-	    !get_u(c, &s.size) || !get_str(c, &name, &len))
+	if (!get_u(c, &scope) || !get_u32(c, &s.scope_id))
 		return -EBADMSG;
+	if (!delta) {
+		if (!get_u(c, &s.start) || !get_u(c, &s.size) || !get_str(c, &name, &len))
+			return -EBADMSG;
+	} else {
+		/* the start less the symbol before's of this scope; a name whole or a number */
+		if (!get_s(c, &d) || !get_u(c, &s.size) || !get_u(c, &ref))
+			return -EBADMSG;
+		if (ref > n->names) {
+			c->err = "symbol with an undefined name";
+			return -EBADMSG;
+		}
+		if (!ref && !get_str(c, &name, &len))
+			return -EBADMSG;
+		s.start = (uint64_t)d;
+		if (apply && n->symbols) {
+			const struct prof_symbol *b = &sp->symbols[n->symbols - 1];
+
+			if (b->scope == scope && b->scope_id == s.scope_id)
+				s.start += b->start;
+		}
+	}
 	switch (scope) {
 	case PROF_SYMBOL_KERNEL:
 		ok = ref_ok(c, s.scope_id, 0, true, "kernel symbol with a scope id");
@@ -638,12 +695,25 @@ static int decode_symbol(struct prof_spool *sp, struct cursor *c, struct spool_c
 		return -EBADMSG;
 	if (!apply) {
 		n->symbols++;
+		n->names += delta && !ref;
 		return 0;
 	}
 	if (TABLE_RESERVE(sp, symbols, n->symbols + 1) < 0)
 		return -ENOMEM;
+	if (delta && !ref) {
+		if (TABLE_RESERVE(sp, name_syms, n->names + 1) < 0)
+			return -ENOMEM;
+		sp->name_syms[n->names++] = n->symbols;
+	}
 	n->symbols++;
 	s.scope = (uint8_t)scope;
+	if (ref) {
+		name = (const uint8_t *)sp->symbols[sp->name_syms[ref - 1]].name;
+		/* NULL only when its copy failed, which that read reported */
+		if (!name)
+			return -ENOMEM;
+		len = strlen((const char *)name);
+	}
 	s.name = str_dup(name, len);
 	sp->symbols[n->symbols - 1] = s;
 	if (!s.name)
@@ -703,6 +773,48 @@ static int decode_trailer(struct prof_spool *sp, struct cursor *c, bool apply,
 	return 0;
 }
 
+static int decode_one(struct prof_spool *sp, struct cursor *c, enum spool_tag tag,
+		      struct spool_counts *n, bool apply, struct prof_record *ev)
+{
+	return tag == SPOOL_TAG_FRAME ? decode_frame(sp, c, n, apply, ev)
+				      : decode_stack(sp, c, n, apply, ev);
+}
+
+/*
+ * A FRAME or STACK record.  In version 3 its body is one or more of them,
+ * filling it: the dry run checks them all, applying hands out the first
+ * and leaves the rest for decode_batch_next().
+ */
+static int decode_several(struct prof_spool *sp, struct cursor *c, enum spool_tag tag,
+			  struct spool_counts *n, bool apply, struct prof_record *ev)
+{
+	int r = decode_one(sp, c, tag, n, apply, ev);
+
+	if (r < 0 || sp->major < SPOOL_VERSION_MAJOR_DELTA)
+		return r;
+	if (apply) {
+		sp->batch_p = c->p;
+		sp->batch_end = c->end;
+		sp->batch_tag = (uint8_t)tag;
+		return 0;
+	}
+	while (c->p < c->end && r == 0)
+		r = decode_one(sp, c, tag, n, false, ev);
+	return r;
+}
+
+int decode_batch_next(struct prof_spool *sp, struct prof_record *ev, const char **err)
+{
+	struct cursor c = { .p = sp->batch_p, .end = sp->batch_end };
+	int r;
+
+	memset(ev, 0, sizeof(*ev));
+	r = decode_one(sp, &c, (enum spool_tag)sp->batch_tag, &sp->n, true, ev);
+	sp->batch_p = c.p;
+	*err = c.err ? c.err : "invalid";
+	return r;
+}
+
 int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *n, bool apply,
 		  struct prof_record *ev)
 {
@@ -749,10 +861,8 @@ int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *
 		r = decode_module(sp, &body, n, apply, ev);
 		break;
 	case SPOOL_TAG_FRAME:
-		r = decode_frame(sp, &body, n, apply, ev);
-		break;
 	case SPOOL_TAG_STACK:
-		r = decode_stack(sp, &body, n, apply, ev);
+		r = decode_several(sp, &body, (enum spool_tag)tag, n, apply, ev);
 		break;
 	case SPOOL_TAG_SAMPLE:
 		r = decode_sample(sp, &body, n, apply, ev);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * spool_format.h - the byte layout of the spool format (versions 1 and 2):
+ * spool_format.h - the byte layout of the spool format (versions 1 to 3):
  * the file header, the block header, the record tags and trailer keys, and
  * the varint codec, all that the writer and the reader share.  Only this
  * header knows the layout; man/prof-spool.5 is its specification and must
@@ -19,7 +19,7 @@
 #define SPOOL_MAGIC "\x89PRF\r\n\x1a\n"
 #define SPOOL_MAGIC_LEN 8
 #define SPOOL_HEADER_LEN 16
-#define SPOOL_VERSION_MAJOR 1
+#define SPOOL_VERSION_MAJOR 3	/* the version this writer writes */
 /*
  * Minor version 1 (trailer keys 17 and 18, meta flag SYSTEM) only where
  * they are used, a recording of the whole machine: every other spool stays
@@ -32,6 +32,16 @@
  * would not know the record, and says so at once rather than stop midway.
  */
 #define SPOOL_VERSION_MAJOR_OFFCPU 2
+#define SPOOL_VERSION_MAJOR_V1 1
+/*
+ * Version 3 (the off-CPU records of 2 allowed) stores references as
+ * distances: a STACK's parent and frame, a SAMPLE's stack counted back
+ * from the newest definition, a FRAME's address and a SYMBOL's start as
+ * the difference from the record of its kind before, and a SYMBOL's name
+ * as a reference to an earlier one.  New stack nodes mostly extend the
+ * newest one with the newest frame: their fields become one byte each.
+ */
+#define SPOOL_VERSION_MAJOR_DELTA 3
 
 /*
  * Block header: u32 magic "PBLK", u32 stored_len, u32 raw_len, u8 encoding,

@@ -171,6 +171,7 @@ static int load_block(struct prof_spool *sp)
 	}
 	sp->raw_len = raw;
 	sp->pos = 0;
+	sp->batch_p = sp->batch_end = NULL;
 	sp->offset = off + sizeof(h) + stored;
 	sp->blocks = blk;
 	return 1;
@@ -196,6 +197,21 @@ struct prof_spool *spool_reader_alloc(void)
 static int spool_next(struct prof_spool *sp, struct prof_record *ret)
 {
 	for (;;) {
+		if (sp->batch_p < sp->batch_end) {
+			const char *err;
+			int r = decode_batch_next(sp, ret, &err);
+
+			/* as below: the dry run checked it */
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0) {
+				sp->batch_p = sp->batch_end = NULL;
+				stop(sp, PROF_SPOOL_STATE_CORRUPT, "block %llu: %s, found only when "
+				     "applied", (unsigned long long)sp->blocks, err);
+				return error_setx(-EBADMSG, "spool '%s': %s", sp->name, sp->reason);
+			}
+			return 1;
+		}
 		while (sp->pos < sp->raw_len) {
 			struct cursor c = { .p = sp->raw + sp->pos, .end = sp->raw + sp->raw_len };
 			int r = decode_record(sp, &c, &sp->n, true, ret);
@@ -288,10 +304,9 @@ int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret)
 		r = error_setx(-EBADMSG, "'%s' is not a prof spool", name);
 		goto out_free;
 	}
-	if ((fh.major != SPOOL_VERSION_MAJOR && fh.major != SPOOL_VERSION_MAJOR_OFFCPU) ||
-	    fh.flags) {
+	if (fh.major < SPOOL_VERSION_MAJOR_V1 || fh.major > SPOOL_VERSION_MAJOR || fh.flags) {
 		r = error_setx(-ENOTSUP, "spool '%s' has format version %u.%u%s; this prof reads "
-			       "1.x and 2.x (a newer prof wrote it)",
+			       "1.x to 3.x (a newer prof wrote it)",
 			       name, fh.major, fh.minor, fh.flags ? " with unknown flags" : "");
 		goto out_free;
 	}
@@ -460,6 +475,7 @@ void prof_spool_close(struct prof_spool *sp)
 	free(sp->frames);
 	free(sp->stacks);
 	free(sp->symbols);
+	free(sp->name_syms);
 	free(sp->stored);
 	free(sp->raw);
 	free(sp->name);

@@ -19,6 +19,7 @@
  */
 struct spool_counts {
 	uint32_t processes, threads, modules, frames, stacks, symbols;
+	uint32_t names;		/* version 3: the symbol names given whole */
 	uint64_t records;
 	uint64_t time_unit_ns;	/* META's: 1 to 1e9 once it is read (META comes first) */
 	bool trailer;
@@ -65,12 +66,20 @@ struct prof_spool {
 	size_t stacks_cap;
 	struct prof_symbol *symbols;
 	size_t symbols_cap;
+	uint32_t *name_syms;	/* by name number - 1: the symbol that gave it whole */
+	size_t name_syms_cap;
+	/*
+	 * Version 3: the FRAMEs or STACKs of one record not yet handed out,
+	 * inside raw (a record of several, checked whole by the dry run).
+	 */
+	const uint8_t *batch_p, *batch_end;
+	uint8_t batch_tag;
 
 	uint64_t clock;		/* in time units */
 	uint64_t last_period;
 	uint64_t nsamples;
 	uint64_t noffcpu;
-	uint8_t major;		/* the format version: 2 may hold off-CPU records */
+	uint8_t major;		/* the format version: 2 and 3 may hold off-CPU records */
 	struct prof_sample sample;
 	struct prof_offcpu offcpu;
 	/*
@@ -116,5 +125,8 @@ struct cursor {
  */
 int decode_record(struct prof_spool *sp, struct cursor *c, struct spool_counts *n, bool apply,
 		  struct prof_record *ev);
+
+/* The next FRAME or STACK of the record of several being read (sp->batch_p < batch_end), applied. */
+int decode_batch_next(struct prof_spool *sp, struct prof_record *ev, const char **err);
 
 #endif /* PROF_SPOOL_READER_H */

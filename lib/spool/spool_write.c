@@ -36,6 +36,20 @@ struct prof_spool_writer {
 	int level;		/* zlib level; -1: store raw */
 	struct buf block;	/* records of the open block */
 	struct buf rec;		/* the record being encoded */
+	/*
+	 * Version 3: the FRAMEs and the STACK nodes defined since the last
+	 * other record, not yet in the block.  They go out as one FRAME and
+	 * one STACK record (the frames first: the nodes refer to them) before
+	 * any other record, most often the SAMPLE whose walk defined them,
+	 * which saves each its own tag and length.
+	 */
+	struct buf frame_batch;	/* FRAME bodies */
+	struct held_node {
+		uint32_t parent_d;	/* the parent, counted back from the node's id */
+		uint32_t frame;		/* counted back when written: frames come first */
+	} *held;
+	size_t nheld, held_cap;
+	struct buf stack_batch;	/* STACK bodies, encoded when written */
 	uint8_t *out;		/* header + compressed block */
 	size_t out_cap;
 	uint64_t bytes;		/* handed to the sink */
@@ -47,6 +61,22 @@ struct prof_spool_writer {
 	uint32_t nprocesses, nthreads, nmodules, nframes, nstacks;
 	struct intern_map frame_ids;
 	struct intern_map stack_ids;
+	/* version 3's distances: what the record of each kind before held */
+	uint8_t last_frame_kind;
+	uint32_t last_frame_ref;
+	uint64_t last_frame_v;	/* its stored address (~addr for the kernel) */
+	uint8_t last_sym_scope;
+	uint32_t last_sym_id;
+	uint64_t last_sym_start;
+	/*
+	 * Symbol names written, by number from 1: the same function of one
+	 * file is named again for each process that maps it, blocks apart,
+	 * where deflate's window no longer sees the first one.
+	 */
+	struct intern_map name_ids;	/* (hash, length) -> name number */
+	char **names;
+	size_t names_cap;
+	uint32_t nnames;
 	int error;		/* sticky: after a sink failure nothing is written */
 	bool finished;
 	bool offcpu;		/* version 2: off-CPU records allowed */
@@ -193,21 +223,107 @@ static int block_flush(struct prof_spool_writer *w)
 	return r;
 }
 
-/* Append the record in w->rec to the block, closing the block when full. */
-static int rec_emit(struct prof_spool_writer *w, enum spool_tag tag)
+/* Append a record of TAG, body B, to the block, closing the block when full. */
+static int block_append(struct prof_spool_writer *w, enum spool_tag tag, const struct buf *b)
 {
-	int r = buf_reserve(&w->block, w->rec.len + 2 * SPOOL_VARINT_MAX);
+	int r = buf_reserve(&w->block, b->len + 2 * SPOOL_VARINT_MAX);
 
+	/* sticky: the records after a lost one would count their distances wrong */
 	if (r < 0)
-		return r;
+		return w->error = r;
 	put_u(&w->block, tag);
-	put_u(&w->block, w->rec.len);
-	memcpy(w->block.p + w->block.len, w->rec.p, w->rec.len);
-	w->block.len += w->rec.len;
+	put_u(&w->block, b->len);
+	memcpy(w->block.p + w->block.len, b->p, b->len);
+	w->block.len += b->len;
 	if (tag == SPOOL_TAG_SAMPLE)
 		w->block_samples++;
 	if (w->block.len >= w->block_bytes)
 		return block_flush(w);
+	return 0;
+}
+
+/* The FRAMEs held back, into the block as one record. */
+static int frames_emit(struct prof_spool_writer *w)
+{
+	int r;
+
+	if (!w->frame_batch.len)
+		return 0;
+	r = block_append(w, SPOOL_TAG_FRAME, &w->frame_batch);
+	w->frame_batch.len = 0;
+	return r;
+}
+
+/* The FRAMEs and then the STACK nodes held back, into the block as a record each. */
+static int batches_emit(struct prof_spool_writer *w)
+{
+	size_t i;
+	int r = frames_emit(w);
+
+	if (r < 0 || !w->nheld)
+		return r;
+	r = buf_reserve(&w->stack_batch, w->nheld * 2 * SPOOL_VARINT_MAX);
+	if (r < 0)
+		return w->error = r;
+	w->stack_batch.len = 0;
+	for (i = 0; i < w->nheld; i++) {
+		/*
+		 * Every frame is written by now: the newest is 0.  The frame
+		 * first, its low bit set when a parent other than the node
+		 * just before follows: a node extending that one is a byte.
+		 */
+		uint64_t frame_d = w->nframes - w->held[i].frame;
+		bool other = w->held[i].parent_d != 1;
+
+		put_u(&w->stack_batch, frame_d << 1 | other);
+		if (other)
+			put_u(&w->stack_batch, w->held[i].parent_d);
+	}
+	w->nheld = 0;
+	return block_append(w, SPOOL_TAG_STACK, &w->stack_batch);
+}
+
+/* At most, held back: records whose length is a two-byte uvarint */
+#define BATCH_BYTES 16000
+#define BATCH_NODES 1500
+
+/* Append the record in w->rec to the block, closing the block when full. */
+static int rec_emit(struct prof_spool_writer *w, enum spool_tag tag)
+{
+	int r;
+
+	if (tag == SPOOL_TAG_FRAME) {
+		if (w->frame_batch.len + w->rec.len > BATCH_BYTES) {
+			r = frames_emit(w);
+			if (r < 0)
+				return r;
+		}
+		r = buf_reserve(&w->frame_batch, w->rec.len);
+		if (r < 0)
+			return w->error = r;
+		memcpy(w->frame_batch.p + w->frame_batch.len, w->rec.p, w->rec.len);
+		w->frame_batch.len += w->rec.len;
+		return 0;
+	}
+	return batches_emit(w) ?: block_append(w, tag, &w->rec);
+}
+
+/* Hold back a STACK node: PARENT_D as written, FRAME its id. */
+static int stack_hold(struct prof_spool_writer *w, uint32_t parent_d, uint32_t frame)
+{
+	void *p = w->held;
+	int r;
+
+	if (w->nheld == BATCH_NODES) {
+		r = batches_emit(w);
+		if (r < 0)
+			return r;
+	}
+	r = grow_array(&p, &w->held_cap, w->nheld + 1, sizeof(*w->held));
+	w->held = p;
+	if (r < 0)
+		return w->error = r;
+	w->held[w->nheld++] = (struct held_node){ parent_d, frame };
 	return 0;
 }
 
@@ -297,6 +413,7 @@ static int writer_new(const struct prof_sink *sink_arg, const char *name,
 	w->level = o.no_compress ? -1 : o.compress_level ? o.compress_level : 1;
 	intern_init(&w->frame_ids);
 	intern_init(&w->stack_ids);
+	intern_init(&w->name_ids);
 	w->path = xstrdup(name);
 	if (!w->path) {
 		r = -ENOMEM;
@@ -304,7 +421,7 @@ static int writer_new(const struct prof_sink *sink_arg, const char *name,
 	}
 	w->offcpu = meta->flags & PROF_META_OFFCPU;
 	spool_file_header_pack(header, &(struct spool_file_header){
-		.major = w->offcpu ? SPOOL_VERSION_MAJOR_OFFCPU : SPOOL_VERSION_MAJOR,
+		.major = SPOOL_VERSION_MAJOR,
 		.minor = meta->flags & PROF_META_SYSTEM ? SPOOL_VERSION_MINOR_SYSTEM
 							: SPOOL_VERSION_MINOR });
 	r = sink_write(w, header, sizeof(header));
@@ -456,6 +573,26 @@ int64_t prof_spool_writer_add_module(struct prof_spool_writer *w, const struct p
 	return r < 0 ? r : new_id(&w->nmodules, "module");
 }
 
+/*
+ * A frame's stored address: kernel addresses sit at the top of the space,
+ * ~addr is a short varint.  Less the one of the frame before when it has
+ * the same kind and reference (a walk's frames are mostly in one module);
+ * marker and state frames store theirs whole, so that it can be checked.
+ */
+static uint64_t frame_addr_delta(struct prof_spool_writer *w, const struct prof_frame *f)
+{
+	uint64_t v = f->kind == PROF_FRAME_KERNEL ? ~f->addr : f->addr;
+	uint64_t base = 0;
+
+	if (f->kind <= PROF_FRAME_ANON && f->kind == w->last_frame_kind &&
+	    f->ref == w->last_frame_ref)
+		base = w->last_frame_v;
+	w->last_frame_kind = f->kind;
+	w->last_frame_ref = f->ref;
+	w->last_frame_v = v;
+	return v - base;
+}
+
 int64_t prof_spool_writer_intern_frame(struct prof_spool_writer *w, const struct prof_frame *arg)
 {
 	struct prof_frame copy;
@@ -499,8 +636,7 @@ int64_t prof_spool_writer_intern_frame(struct prof_spool_writer *w, const struct
 		return r;
 	put_u(&w->rec, f->kind);
 	put_u(&w->rec, f->ref);
-	/* kernel addresses sit at the top of the space: ~addr is a short varint */
-	put_u(&w->rec, f->kind == PROF_FRAME_KERNEL ? ~f->addr : f->addr);
+	put_s(&w->rec, (int64_t)frame_addr_delta(w, f));
 	r = rec_emit(w, SPOOL_TAG_FRAME);
 	if (r < 0)
 		return r;
@@ -523,9 +659,8 @@ int64_t prof_spool_writer_intern_stack(struct prof_spool_writer *w, uint32_t par
 	    check_ref(frame, w->nframes, false, "frame") ?: rec_begin(w, 0);
 	if (r < 0)
 		return r;
-	put_u(&w->rec, parent);
-	put_u(&w->rec, frame);
-	r = rec_emit(w, SPOOL_TAG_STACK);
+	/* counted back from the new node's id (mostly 1) and, later, the newest frame */
+	r = stack_hold(w, w->nstacks + 1 - parent, frame);
 	if (r < 0)
 		return r;
 	id64 = new_id(&w->nstacks, "stack");
@@ -559,7 +694,12 @@ int prof_spool_writer_add_sample(struct prof_spool_writer *w, const struct prof_
 		return r;
 	put_time(w, s->time_ns);
 	put_u(&w->rec, s->thread);
-	put_u(&w->rec, s->stack);
+	/*
+	 * A new stack is the newest node: 0.  Another is its id + 1, which
+	 * stays the same byte string however many nodes come after it, for
+	 * deflate to find again.
+	 */
+	put_u(&w->rec, s->stack && s->stack == w->nstacks ? 0 : (uint64_t)s->stack + 1);
 	/* frequency mode settles on a steady period: its delta is one byte */
 	put_s(&w->rec, (int64_t)(s->period - w->last_period));
 	put_u(&w->rec, s->cpu);
@@ -679,10 +819,58 @@ int prof_spool_writer_add_lost(struct prof_spool_writer *w, const struct prof_lo
 	return rec_emit(w, SPOOL_TAG_LOST);
 }
 
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325u;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3u;
+	return h;
+}
+
+/*
+ * The number of NAME, written before (*FRESH false) or to be written now,
+ * with the next number (*FRESH true); -ENOMEM.  The names are kept to
+ * compare: two names of one hash are both written whole.
+ */
+static int64_t name_number(struct prof_spool_writer *w, const char *name, bool *fresh)
+{
+	uint64_t h = name_hash(name), len = strlen(name);
+	uint32_t id = intern_find(&w->name_ids, h, len);
+	void *p = w->names;
+	int r;
+
+	if (id && !strcmp(w->names[id - 1], name)) {
+		*fresh = false;
+		return id;
+	}
+	if (w->nnames == UINT32_MAX - 1)
+		return error_setx(-ENOSPC, "spool writer: symbol name space exhausted");
+	r = grow_array(&p, &w->names_cap, w->nnames + 1, sizeof(*w->names));
+	w->names = p;
+	if (r < 0)
+		return r;
+	w->names[w->nnames] = xstrdup(name);
+	if (!w->names[w->nnames])
+		return error_setx(-ENOMEM, "out of memory");
+	w->nnames++;
+	if (!id) {
+		r = intern_insert(&w->name_ids, h, len, w->nnames);
+		if (r < 0) {
+			free(w->names[--w->nnames]);
+			return r;
+		}
+	}
+	*fresh = true;
+	return w->nnames;
+}
+
 int prof_spool_writer_add_symbol(struct prof_spool_writer *w, const struct prof_symbol *arg)
 {
 	struct prof_symbol copy;
 	const struct prof_symbol *s = &copy;
+	int64_t name = 0;
+	bool fresh = false;
 	int r = sized_in(&copy, sizeof(copy), arg, "symbol");
 
 	if (r < 0)
@@ -703,19 +891,33 @@ int prof_spool_writer_add_symbol(struct prof_spool_writer *w, const struct prof_
 	}
 	if (!r)
 		r = check_str("symbol name", s->name) ?: rec_begin(w, str_len(s->name));
+	if (!r)
+		name = name_number(w, s->name ? s->name : "", &fresh);
+	if (!r && name < 0)
+		r = (int)name;
 	if (r < 0)
 		return r;
 	put_u(&w->rec, s->scope);
 	put_u(&w->rec, s->scope_id);
-	put_u(&w->rec, s->start);
+	/* symbols come sorted by address: the difference is short */
+	put_s(&w->rec, (int64_t)(s->start - (s->scope == w->last_sym_scope &&
+					      s->scope_id == w->last_sym_id ? w->last_sym_start : 0)));
+	w->last_sym_scope = s->scope;
+	w->last_sym_id = s->scope_id;
+	w->last_sym_start = s->start;
 	put_u(&w->rec, s->size);
-	put_str(&w->rec, s->name);
+	if (fresh) {
+		put_u(&w->rec, 0);
+		put_str(&w->rec, s->name);
+	} else {
+		put_u(&w->rec, (uint64_t)name);
+	}
 	return rec_emit(w, SPOOL_TAG_SYMBOL);
 }
 
 int prof_spool_writer_flush(struct prof_spool_writer *w)
 {
-	int r = block_flush(w);
+	int r = (w->error ? w->error : batches_emit(w)) ?: block_flush(w);
 
 	if (r < 0 || !w->sink.flush)
 		return r;
@@ -824,8 +1026,15 @@ int prof_spool_writer_close(struct prof_spool_writer *w)
 	free(w->fd_ctx);
 	intern_release(&w->frame_ids);
 	intern_release(&w->stack_ids);
+	intern_release(&w->name_ids);
+	for (size_t i = 0; i < w->nnames; i++)
+		free(w->names[i]);
+	free(w->names);
 	free(w->block.p);
 	free(w->rec.p);
+	free(w->frame_batch.p);
+	free(w->held);
+	free(w->stack_batch.p);
 	free(w->out);
 	free(w->path);
 	free(w);

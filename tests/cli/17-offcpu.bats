@@ -171,16 +171,23 @@ compare_shares() {
 	run -0 "$PROF" report -q --weight=cpu "$sp"
 }
 
-@test "a spool with off-CPU intervals is version 2.0; one without stays 1.0" {
+@test "a spool is version 3.0 with off-CPU intervals or without; 1.0 and 2.0 still read" {
 	sp=$(spool plain.spool)
 	off=$(spool off.spool --offcpu 10)
-	[ "$(od -An -tu1 -j8 -N4 "$sp" | xargs)" = "1 0 0 0" ]
-	[ "$(od -An -tu1 -j8 -N4 "$off" | xargs)" = "2 0 0 0" ]
+	[ "$(od -An -tu1 -j8 -N4 "$sp" | xargs)" = "3 0 0 0" ]
+	[ "$(od -An -tu1 -j8 -N4 "$off" | xargs)" = "3 0 0 0" ]
+	# the corpus keeps spools of the versions before, written by an older prof
+	[ "$(od -An -tu1 -j8 -N1 "$TOP/tests/fuzz/corpus/offcpu.spool" | xargs)" = "2" ]
+	run -0 "$PROF" report -q "$TOP/tests/fuzz/corpus/offcpu.spool"
+	assert_line "off-CPU:      30 intervals, 0.115 s, 30 switch-outs sampled, 0 lost (0.00%)"
+	[ "$(od -An -tu1 -j8 -N1 "$TOP/tests/fuzz/corpus/small.spool" | xargs)" = "1" ]
+	run -0 "$PROF" report -q "$TOP/tests/fuzz/corpus/small.spool"
+	assert_line "samples:      20 written, 20 delivered by the kernel, 0 lost (0.00%)"
 	# a version this prof does not know: one line
-	cp "$off" v3.spool
-	printf '\003' | dd of=v3.spool bs=1 seek=8 conv=notrunc status=none
-	run -1 --separate-stderr "$PROF" report v3.spool
-	assert_equal "$stderr" "prof: spool 'v3.spool' has format version 3.0; this prof reads 1.x and 2.x (a newer prof wrote it)"
+	cp "$off" v4.spool
+	printf '\004' | dd of=v4.spool bs=1 seek=8 conv=notrunc status=none
+	run -1 --separate-stderr "$PROF" report v4.spool
+	assert_equal "$stderr" "prof: spool 'v4.spool' has format version 4.0; this prof reads 1.x to 3.x (a newer prof wrote it)"
 }
 
 @test "--weight on a synthetic spool: every format weighs the intervals by their time" {

@@ -660,10 +660,10 @@ TEST(spool_open_rejects_what_is_not_a_spool)
 	write_rich(&mb, 0, true);
 	CHECK_INT(open_bytes(mb.p, 5, &sp), ==, -ENODATA);
 	CHECK(strstr(prof_errmsg(), "truncated inside its header"));
-	mb.p[8] = 3;	/* major version 3: a newer prof's */
+	mb.p[8] = 4;	/* major version 4: a newer prof's */
 	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, -ENOTSUP);
-	CHECK(strstr(prof_errmsg(), "format version 3.0"));
-	CHECK(strstr(prof_errmsg(), "this prof reads 1.x and 2.x"));
+	CHECK(strstr(prof_errmsg(), "format version 4.0"));
+	CHECK(strstr(prof_errmsg(), "this prof reads 1.x to 3.x"));
 	mb.p[8] = 2;	/* major version 2, the off-CPU records: read */
 	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
 	prof_spool_close(sp);
@@ -745,7 +745,8 @@ TEST(spool_reader_checks_references_and_tags)
 
 	/* a process, then a stack node whose frame was never defined */
 	uint8_t proc[] = { 0, 2, 2, 0, 0, 0 };	/* dt, pid, ppid, start, comm "", exe "" */
-	uint8_t stack_bad[] = { 0, 7 };		/* parent 0, frame 7 */
+	/* version 3: frame 7 back from none (7 << 1), the parent the node before it (none) */
+	uint8_t stack_bad[] = { 14 };
 	n = rec(recs, SPOOL_TAG_PROCESS, proc, sizeof(proc));
 	n += rec(recs + n, SPOOL_TAG_STACK, stack_bad, sizeof(stack_bad));
 	n = build_file(file, recs, n, 0);
