@@ -205,7 +205,9 @@ static int by_die(const void *key, const void *elem)
 static struct dwinfo_unit *unit_of(struct dwinfo *d, Dwarf_Die *cudie, int *err)
 {
 	uint64_t off = dwarf_dieoffset(cudie);
-	struct dwinfo_unit *u = bsearch(&off, d->units, d->nunits, sizeof(*d->units), by_die);
+	/* bsearch(3) and qsort(3) may not take NULL, even for no elements */
+	struct dwinfo_unit *u = d->nunits ? bsearch(&off, d->units, d->nunits, sizeof(*d->units),
+						    by_die) : NULL;
 
 	*err = 0;
 	if (!u || u->indexed)
@@ -213,7 +215,8 @@ static struct dwinfo_unit *unit_of(struct dwinfo *d, Dwarf_Die *cudie, int *err)
 	*err = index_funcs(u, cudie, 0);
 	if (*err < 0)
 		return NULL;
-	qsort(u->funcs, u->nfuncs, sizeof(*u->funcs), by_start);
+	if (u->nfuncs)
+		qsort(u->funcs, u->nfuncs, sizeof(*u->funcs), by_start);
 	u->indexed = true;
 	return u;
 }

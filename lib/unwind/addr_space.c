@@ -361,7 +361,8 @@ static char *hold(struct as_shared *sh, char *path, const struct file_id *id)
 	}
 	h = &sh->held[sh->nheld++];
 	*h = (struct as_held){ id->maj, id->min, id->inode, fd, id->build_id_len, { 0 } };
-	memcpy(h->build_id, id->build_id, id->build_id_len);
+	if (id->build_id_len)	/* else build_id is NULL, which memcpy may not take */
+		memcpy(h->build_id, id->build_id, id->build_id_len);
 	free(path);
 	return fd_path;
 }
