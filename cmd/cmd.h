@@ -108,6 +108,9 @@ void recording_init(struct recording *rc, const char *output);
 /* Parse one of the shared options (KEY); ARGP_ERR_UNKNOWN for another. */
 int recording_parse(struct recording *rc, int key, char *arg, struct argp_state *state);
 
+/* A count with an optional K suffix; a bad one is a usage error naming WHAT. */
+unsigned long long parse_size(struct argp_state *state, const char *what, const char *arg);
+
 /* A command and its arguments from here on (ARGP_KEY_ARG). */
 void recording_take_command(struct recording *rc, struct argp_state *state);
 

@@ -67,23 +67,6 @@ static const struct argp_option record_options[] = {
 
 static struct argp record_argp;
 
-static unsigned long long parse_size(struct argp_state *state, const char *what,
-				     const char *arg)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (*end == 'K' || *end == 'k') {
-		v *= 1024;
-		end++;
-	}
-	if (errno || end == arg || *end || arg[0] == '-')
-		argp_error(state, "invalid %s '%s'", what, arg);
-	return v;
-}
-
 /* --switch-output's argument: signal, SIZE (B, K, M, G) or TIME (s, m, h, d). */
 static void parse_switch(struct argp_state *state, struct recording *a, const char *arg)
 {

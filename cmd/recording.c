@@ -24,8 +24,7 @@ void recording_init(struct recording *rc, const char *output)
 	rc->opts.sz = sizeof(rc->opts);
 }
 
-static unsigned long long parse_size(struct argp_state *state, const char *what,
-				     const char *arg)
+unsigned long long parse_size(struct argp_state *state, const char *what, const char *arg)
 {
 	unsigned long long v;
 	char *end;
