@@ -22,13 +22,12 @@ __prof_words()
 	mapfile -t COMPREPLY < <(compgen -W "$1" -- "$cur")
 }
 
-_prof_record()
+# After --: complete the command to run and its arguments (true when
+# the words are past --, nothing else to complete).
+__prof_command()
 {
-	local opts='--pid -p --children --all-cpus -a --cpu -C --cgroup --output -o --freq -F --event -e --stack-size -s --kernel -k --off-cpu --no-inherit --duration -d --mmap-pages -m --switch-output --switch-max-files --quiet -q --verbose -v --live --help --usage --version'
 	local i
 
-	# after --, or after the first word that is not an option or its
-	# argument, the words are the command to run and its arguments
 	for ((i = 2; i < cword; i++)); do
 		if [[ ${words[i]} == -- ]]; then
 			if declare -F _command_offset >/dev/null; then
@@ -39,9 +38,19 @@ _prof_record()
 				compopt -o filenames 2>/dev/null
 				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 			fi
-			return
+			return 0
 		fi
 	done
+	return 1
+}
+
+_prof_record()
+{
+	local opts='--pid -p --children --all-cpus -a --cpu -C --cgroup --output -o --freq -F --event -e --stack-size -s --kernel -k --off-cpu --no-inherit --duration -d --mmap-pages -m --switch-output --switch-max-files --quiet -q --verbose -v --live --help --usage --version'
+
+	# after --, or after the first word that is not an option or its
+	# argument, the words are the command to run and its arguments
+	__prof_command && return
 	[[ $prev == = ]] && prev=${words[cword - 2]}
 	case $prev in
 	--output | -o)
@@ -139,22 +148,9 @@ _prof_tail()
 _prof_top()
 {
 	local opts='--pid -p --cpu -C --cgroup --freq -F --event -e --kernel -k --off-cpu --duration -d --output -o --limit -n --interval -i --by-process --weight --format --help --usage --version'
-	local i
 
 	# after --, the words are the command to run and its arguments
-	for ((i = 2; i < cword; i++)); do
-		if [[ ${words[i]} == -- ]]; then
-			if declare -F _command_offset >/dev/null; then
-				_command_offset $((skip + i + 1))
-			elif ((cword == i + 1)); then
-				mapfile -t COMPREPLY < <(compgen -c -- "$cur")
-			else
-				compopt -o filenames 2>/dev/null
-				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
-			fi
-			return
-		fi
-	done
+	__prof_command && return
 	[[ $prev == = ]] && prev=${words[cword - 2]}
 	case $prev in
 	--output | -o)

@@ -191,25 +191,21 @@ static int perf_error(int err, const char *ev, bool sw, bool system)
 {
 	uint64_t paranoid = 0;
 
-	if (system && (err == -EACCES || err == -EPERM)) {
-		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
-		return error_setx(err, "recording every task needs kernel.perf_event_paranoid <= 0 "
-				  "(it is %llu), CAP_PERFMON or root: run as root, grant it "
-				  "('setcap cap_perfmon,cap_sys_ptrace+ep prof') or lower the "
-				  "setting ('sysctl kernel.perf_event_paranoid=0')",
-				  (unsigned long long)paranoid);
-	}
-
-	if (sw && (err == -EACCES || err == -EPERM)) {
-		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
-		return error_setx(err, "off-CPU intervals sample threads inside the kernel "
-				  "(as they switch out, and in system calls), which "
-				  "kernel.perf_event_paranoid %llu forbids: run as root, grant "
-				  "CAP_PERFMON, or set kernel.perf_event_paranoid to 1",
-				  (unsigned long long)paranoid);
-	}
 	if (err == -EACCES || err == -EPERM) {
 		proc_read_u64("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+		if (system)
+			return error_setx(err, "recording every task needs "
+					  "kernel.perf_event_paranoid <= 0 (it is %llu), CAP_PERFMON "
+					  "or root: run as root, grant it ('setcap "
+					  "cap_perfmon,cap_sys_ptrace+ep prof') or lower the setting "
+					  "('sysctl kernel.perf_event_paranoid=0')",
+					  (unsigned long long)paranoid);
+		if (sw)
+			return error_setx(err, "off-CPU intervals sample threads inside the kernel "
+					  "(as they switch out, and in system calls), which "
+					  "kernel.perf_event_paranoid %llu forbids: run as root, grant "
+					  "CAP_PERFMON, or set kernel.perf_event_paranoid to 1",
+					  (unsigned long long)paranoid);
 		return error_set(err, "cannot open the %s event (kernel.perf_event_paranoid is %llu: "
 				 "run as root, or lower it with sysctl)", ev,
 				 (unsigned long long)paranoid);
