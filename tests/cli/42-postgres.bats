@@ -62,12 +62,12 @@ backends_since() {
 # >= $COMPLETE% complete (from _start; 99 unless set), >= 60% with their leaf named and >= 60%
 # of all their frames (a quarter of the samples land in static functions,
 # which .dynsym does not name: 75% of both measured, in either mode), >= 90%
-# through PostgresMain and, among those, >= 20% through ExecutorRun or
-# the parser (35% measured).  Prints the figures.
+# through PostgresMain and, among those, >= $EXEC% through ExecutorRun or
+# the parser (20 unless set; 35% measured).  Prints the figures.
 backend_truth() {
 	local folded=$1
 	shift
-	echo "$@" | tr ' ' '\n' | awk -v want_complete="${COMPLETE:-99}" '
+	echo "$@" | tr ' ' '\n' | awk -v want_complete="${COMPLETE:-99}" -v want_exec="${EXEC:-20}" '
 		FNR == NR { want[$1] = 1; next }
 		{
 			split($1, a, /[-;]/); pid = a[2]
@@ -90,7 +90,7 @@ backend_truth() {
 			if (m2 < 50) { print "the two busiest backends: " m1 " and " m2 " samples"; exit 1 }
 			if (complete * 100 < total * want_complete || leaf * 100 < total * 60 ||
 			    named * 100 < frames * 60 || main * 100 < total * 90 ||
-			    exec * 100 < main * 20) exit 1
+			    exec * 100 < main * want_exec) exit 1
 		}' - "$folded"
 }
 
@@ -167,8 +167,11 @@ none_missed() {
 	"$PROF" report -q --by-process --format=folded a.spool >a.folded
 	# the kernel is sampled too, on the user stack: where that cannot be
 	# copied (a page not present, as the kernel copies it in an NMI) the
-	# stack is cut short: 98.5-100% complete measured
-	COMPLETE=97 run backend_truth a.folded $pids
+	# stack is cut short: 98.5-100% complete measured.  And the time in
+	# the kernel counts (with -p, time in a system call is not sampled):
+	# the backends' recv/send/fsync take a larger share, so ExecutorRun and
+	# the parser a smaller one (19-29% measured)
+	COMPLETE=97 EXEC=10 run backend_truth a.folded $pids
 	echo "# -a: $output" >&3
 	assert_success
 	run -0 none_missed a.folded
