@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cfi_program.h"
 #include "internal.h"
 #include "regs_x86_64.h"
 #include "unwind_table.h"
@@ -45,7 +46,9 @@ struct urow {
 
 struct ufde {
 	struct urow *rows;	/* the rows compiled so far, by address */
-	uint32_t nrows, cap;
+	uint32_t nrows;
+	uint32_t cap : 31;
+	uint32_t libdw : 1;	/* its program is libdw's to run, row by row */
 };
 
 struct utable {
@@ -65,6 +68,8 @@ struct utable {
 	Dwarf_CFI *cfi;
 	bool eh;		/* cfi is .eh_frame's (ours to end), else .debug_frame's */
 	uint64_t *fde_lo;	/* sorted, distinct FDE start addresses */
+	uint32_t *fde_off;	/* each one's FDE in the file (.eh_frame), or NULL: libdw's */
+	struct cfi_image image;	/* the file, for cfi_fde_rows() */
 	struct ufde *fdes;
 	size_t nfde;
 	/*
@@ -107,6 +112,7 @@ static void table_free(struct utables *ts, struct utable *t)
 	drop_rows(ts, t);
 	ts->bytes -= t->index_bytes;
 	free(t->fde_page);
+	free(t->fde_off);
 	free(t->fde_lo);
 	free(t->fdes);
 	if (t->eh && t->cfi)
@@ -204,7 +210,8 @@ static int index_eh_frame_hdr(struct utable *t, const GElf_Phdr *ph)
 	if (count > (uint64_t)(end - p) / 8)
 		return -EINVAL;
 	t->fde_lo = malloc((count ? count : 1) * sizeof(*t->fde_lo));
-	if (!t->fde_lo)
+	t->fde_off = t->image.data ? malloc((count ? count : 1) * sizeof(*t->fde_off)) : NULL;
+	if (!t->fde_lo || (t->image.data && !t->fde_off))
 		return -ENOMEM;
 	for (i = 0, n = 0; i < count; i++) {
 		uint64_t lo, fde;
@@ -212,6 +219,18 @@ static int index_eh_frame_hdr(struct utable *t, const GElf_Phdr *ph)
 		if (!read_encoded(&p, end, DW_EH_PE_datarel | DW_EH_PE_sdata4, ph->p_vaddr, &lo) ||
 		    !read_encoded(&p, end, DW_EH_PE_datarel | DW_EH_PE_sdata4, ph->p_vaddr, &fde))
 			return -EINVAL;
+		/*
+		 * The table is sorted (the binary search its readers do needs it):
+		 * out of order, or an FDE outside the file's bytes, and every
+		 * program is libdw's to run.
+		 */
+		if (t->fde_off && ((n && lo <= t->fde_lo[n - 1]) ||
+				   fde - t->image.vaddr_delta >= size)) {
+			free(t->fde_off);
+			t->fde_off = NULL;
+		}
+		if (t->fde_off)
+			t->fde_off[n] = (uint32_t)(fde - t->image.vaddr_delta);
 		t->fde_lo[n++] = lo;
 	}
 	t->nfde = n;
@@ -275,7 +294,8 @@ static int finish_index(struct utables *ts, struct utable *t)
 {
 	size_t i, n = 0;
 
-	qsort(t->fde_lo, t->nfde, sizeof(*t->fde_lo), cmp_u64);
+	if (!t->fde_off)	/* else sorted and distinct already */
+		qsort(t->fde_lo, t->nfde, sizeof(*t->fde_lo), cmp_u64);
 	for (i = 0; i < t->nfde; i++)
 		if (!n || t->fde_lo[i] != t->fde_lo[n - 1])
 			t->fde_lo[n++] = t->fde_lo[i];
@@ -283,7 +303,8 @@ static int finish_index(struct utables *ts, struct utable *t)
 	t->fdes = calloc(n ? n : 1, sizeof(*t->fdes));
 	if (!t->fdes)
 		return -ENOMEM;
-	t->index_bytes = n * (sizeof(*t->fde_lo) + sizeof(*t->fdes));
+	t->index_bytes = n * (sizeof(*t->fde_lo) + sizeof(*t->fdes) +
+			      (t->fde_off ? sizeof(*t->fde_off) : 0));
 	page_index(t);
 	t->index_bytes += t->npages * sizeof(*t->fde_page);
 	ts->bytes += t->index_bytes;
@@ -327,7 +348,8 @@ static int table_open(struct utables *ts, struct utable *t, const char *path)
 {
 	size_t phnum, i, shstrndx;
 	bool interp = false, have_hdr = false;
-	GElf_Phdr hdr_ph = { 0 };
+	GElf_Phdr hdr_ph = { 0 }, load_ph[16];
+	size_t nload = 0;
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
 	int r;
@@ -350,6 +372,8 @@ static int table_open(struct utables *ts, struct utable *t, const char *path)
 		}
 		if (ph.p_type == PT_INTERP)
 			interp = true;
+		if (ph.p_type == PT_LOAD && nload < sizeof(load_ph) / sizeof(load_ph[0]))
+			load_ph[nload++] = ph;
 		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
 		    ph.p_vaddr + ph.p_memsz > t->text_hi)
 			t->text_hi = ph.p_vaddr + ph.p_memsz;
@@ -357,6 +381,13 @@ static int table_open(struct utables *ts, struct utable *t, const char *path)
 	if (eh.e_type == ET_EXEC || interp)
 		t->entry = eh.e_entry;
 	if (have_hdr) {
+		/* .eh_frame lies in the segment of its index: where its bytes are */
+		for (i = 0; i < nload; i++)
+			if (hdr_ph.p_vaddr >= load_ph[i].p_vaddr &&
+			    hdr_ph.p_vaddr - load_ph[i].p_vaddr < load_ph[i].p_filesz) {
+				t->image.data = (const uint8_t *)elf_rawfile(t->elf, &t->image.size);
+				t->image.vaddr_delta = load_ph[i].p_vaddr - load_ph[i].p_offset;
+			}
 		t->cfi = dwarf_getcfi_elf(t->elf);
 		t->eh = true;
 		r = t->cfi ? index_eh_frame_hdr(t, &hdr_ph) : -EINVAL;
@@ -634,6 +665,78 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 	return 0;
 }
 
+/*
+ * Compile every row of FDE I from its program, run once (cfi_program.c),
+ * in place of the rows compiled before: from its start to the next FDE's,
+ * with no gaps, so that no pc in it misses again.  0; -ENOTSUP and the
+ * other errors of cfi_fde_rows() (the FDE is then libdw's, row by row);
+ * -ENOMEM.
+ */
+static int compile_fde(struct utables *ts, struct utable *t, size_t i)
+{
+	uint64_t lo = t->fde_lo[i], hi = i + 1 < t->nfde ? t->fde_lo[i + 1] : t->text_hi;
+	struct cfi_rows rows = { 0 };
+	struct ufde *f = &t->fdes[i];
+	struct urow *v;
+	size_t n = 0, k;
+	uint64_t at = lo;
+	int r;
+
+	if (hi <= lo || hi - lo > UINT32_MAX)
+		return -ERANGE;
+	r = cfi_fde_rows(&t->image, t->fde_off[i], &rows);
+	if (r == 0 && rows.pc_begin != lo)
+		r = -EINVAL;	/* not the FDE the index says */
+	if (r < 0)
+		goto out;
+	/* a row for each of the program's, and for the gap before the next FDE */
+	v = malloc((rows.n + 1) * sizeof(*v));
+	if (!v) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < rows.n && at < hi; k++) {
+		uint64_t end = rows.v[k].hi < hi ? rows.v[k].hi : hi;
+
+		v[n] = (struct urow){ .off = (uint32_t)(at - lo), .end = (uint32_t)(end - lo),
+				      .r = rows.v[k].r };
+		if (i == t->entry_fde && t->entry)
+			v[n].r.flags |= URULE_ENTRY;
+		n++;
+		at = end;
+	}
+	if (at < hi) {
+		v[n] = (struct urow){ .off = (uint32_t)(at - lo), .end = (uint32_t)(hi - lo),
+				      .r = { .cfa = UCFA_NONE } };
+		if (i == t->entry_fde && t->entry)
+			v[n].r.flags |= URULE_ENTRY;
+		n++;
+	}
+	if (ts->rows_bytes + n * sizeof(*v) > ts->max_bytes) {
+		for (k = 0; k < ts->n; k++)
+			drop_rows(ts, ts->v[k]);
+		ts->flushes++;
+	}
+	if (!f->nrows)
+		ts->fdes_compiled++;
+	ts->bytes -= f->cap * sizeof(*f->rows);
+	ts->rows_bytes -= f->cap * sizeof(*f->rows);
+	t->rows_bytes -= f->cap * sizeof(*f->rows);
+	free(f->rows);
+	f->rows = v;
+	f->nrows = (uint32_t)n;
+	f->cap = (uint32_t)(rows.n + 1);
+	ts->bytes += f->cap * sizeof(*v);
+	ts->rows_bytes += f->cap * sizeof(*v);
+	t->rows_bytes += f->cap * sizeof(*v);
+	ts->rows_compiled += n;
+	if (ts->bytes > ts->peak_bytes)
+		ts->peak_bytes = ts->bytes;
+out:
+	cfi_rows_release(&rows);
+	return r;
+}
+
 /* The index of the first compiled row of F starting after OFF. */
 static size_t row_after(const struct ufde *f, uint32_t off)
 {
@@ -654,7 +757,7 @@ struct urule utable_rule(struct utables *ts, struct utable *t, uint64_t svma)
 {
 	struct urule none = { .cfa = UCFA_NONE };
 	size_t i = fde_at(t, svma), k;
-	const struct ufde *f;
+	struct ufde *f;
 	uint32_t off;
 
 	if (t->entry && svma >= t->entry && svma - t->entry < ENTRY_NO_FDE_BYTES &&
@@ -667,8 +770,105 @@ struct urule utable_rule(struct utables *ts, struct utable *t, uint64_t svma)
 	k = row_after(f, off);
 	if (k && off < f->rows[k - 1].end)
 		return f->rows[k - 1].r;
+	if (t->fde_off && !f->libdw) {
+		int r = compile_fde(ts, t, i);
+
+		if (r == -ENOMEM)
+			return (struct urule){ .cfa = UCFA_FALLBACK };
+		if (r == 0) {
+			k = row_after(f, off);
+			return f->rows[k - 1].r;
+		}
+		f->libdw = 1;
+		k = row_after(f, off);
+	}
 	if (compile_row(ts, t, i, svma, k) < 0)
 		return (struct urule){ .cfa = UCFA_FALLBACK };
 	k = row_after(f, off);
 	return f->rows[k - 1].r;
+}
+
+/* ---- checking the programs run here against libdw's ------------------------ */
+
+/* R with what the walk does not read of it zeroed: rules compare by what they do. */
+static struct urule canonical(struct urule r)
+{
+	if (r.cfa == UCFA_FALLBACK || r.cfa == UCFA_END || r.cfa == UCFA_NONE)
+		return (struct urule){ .cfa = r.cfa, .flags = r.flags };
+	if (r.bp != UBP_AT)
+		r.bp_off = 0;
+	return r;
+}
+
+static struct urule libdw_rule(Dwarf_CFI *cfi, uint64_t svma)
+{
+	struct urule r = { .cfa = UCFA_NONE };
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	bool signal = false;
+
+	if (dwarf_cfi_addrframe(cfi, svma, &frame) == 0 &&
+	    dwarf_frame_info(frame, &start, &end, &signal) >= 0)
+		r = decode(frame, signal);
+	free(frame);
+	return r;
+}
+
+int utable_cross_check(const char *path, bool every, struct utable_cross *c)
+{
+	struct utables ts;
+	struct utable *t = NULL;
+	struct utable_file f = { .path = path, .name = path };
+	size_t i, k;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	utables_init(&ts);
+	r = utables_get(&ts, &f, &t);
+	if (r < 0)
+		goto out;
+	if (!t->fde_off) {
+		r = -ENOTSUP;
+		goto out;
+	}
+	for (i = 0; i < t->nfde; i++) {
+		struct cfi_rows rows = { 0 };
+
+		c->fdes++;
+		r = cfi_fde_rows(&t->image, t->fde_off[i], &rows);
+		if (r < 0 || rows.pc_begin != t->fde_lo[i]) {
+			c->refused++;
+			cfi_rows_release(&rows);
+			continue;
+		}
+		for (k = 0; k < rows.n; k++) {
+			uint64_t at[3] = { rows.v[k].lo, rows.v[k].lo + (rows.v[k].hi - rows.v[k].lo) / 2,
+					   rows.v[k].hi - 1 };
+			uint64_t a, n = every ? rows.v[k].hi - rows.v[k].lo : 3;
+
+			c->rows++;
+			for (a = 0; a < n; a++) {
+				struct urule ours = canonical(rows.v[k].r),
+					     theirs = canonical(libdw_rule(t->cfi, every ? rows.v[k].lo + a
+										       : at[a]));
+
+				c->addrs++;
+				if (ours.cfa == theirs.cfa && ours.bp == theirs.bp &&
+				    ours.flags == theirs.flags && ours.bp_off == theirs.bp_off &&
+				    ours.cfa_off == theirs.cfa_off)
+					continue;
+				if (!c->differ++) {
+					c->first_svma = every ? rows.v[k].lo + a : at[a];
+					c->ours = ours;
+					c->theirs = theirs;
+				}
+			}
+		}
+		cfi_rows_release(&rows);
+	}
+	r = 0;
+out:
+	utables_put(&ts, t);
+	utables_release(&ts);
+	return r;
 }

@@ -15,49 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Where the caller's stack pointer (the CFA) is. */
-enum urule_cfa {
-	UCFA_NONE = 0,		/* no CFI covers the pc */
-	UCFA_RSP,		/* CFA = rsp + cfa_off */
-	UCFA_RBP,		/* CFA = rbp + cfa_off */
-	UCFA_PLT,		/* a PLT entry: CFA = rsp + 8, + 8 if (rip & 15) >= cfa_off */
-	UCFA_END,		/* the return address is undefined: the outermost frame */
-	UCFA_FALLBACK,		/* a row these rules do not encode: libdwfl unwinds it */
-};
-
-/* Where the caller's rbp is. */
-enum urule_bp {
-	UBP_SAME = 0,		/* unchanged */
-	UBP_AT,			/* saved at CFA + bp_off */
-	UBP_UNDEF,		/* lost */
-};
-
-enum {
-	URULE_ENTRY = 1 << 0,	/* in the program's entry function (_start): a stack that
-				 * reaches it is complete */
-	URULE_SIGNAL = 1 << 1,	/* a signal frame (with UCFA_FALLBACK) */
-};
-
-struct urule {
-	uint8_t cfa;		/* enum urule_cfa */
-	uint8_t bp;		/* enum urule_bp */
-	uint8_t flags;		/* URULE_* */
-	uint8_t pad;
-	int16_t bp_off;
-	int32_t cfa_off;
-};
-
-/*
- * Whether R names rbp's slot below sp, as an epilogue's rows do after the
- * pop (compilers do not say DW_CFA_restore there): the pop put that slot's
- * value in rbp, which is the caller's already.  (A save into the red zone
- * would look the same; compilers push callee-saved registers, GCC's
- * mov-based prologue is off in its generic tuning.)
- */
-static inline bool urule_bp_popped(const struct urule *r)
-{
-	return r->cfa == UCFA_RSP && r->bp == UBP_AT && (int64_t)r->cfa_off + r->bp_off < 0;
-}
+#include "urule.h"
 
 struct utable;
 
@@ -117,5 +75,23 @@ void utables_put(struct utables *ts, struct utable *t);
  * SVMA.
  */
 struct urule utable_rule(struct utables *ts, struct utable *t, uint64_t svma);
+
+/* What utable_cross_check() found. */
+struct utable_cross {
+	uint64_t fdes, refused;	/* FDEs in all; whose program cfi_program.c refused */
+	uint64_t rows, addrs;	/* rows it made; addresses held against libdw */
+	uint64_t differ;	/* addresses whose rules differ */
+	uint64_t first_svma;	/* the first of them, and its two rules */
+	struct urule ours, theirs;
+};
+
+/*
+ * For the tests: run every FDE of PATH's .eh_frame here (cfi_program.c)
+ * and hold each row's rule, at its first, middle and last address,
+ * against the rule decoded from libdw's answer there (EVERY: at each of
+ * its addresses).  0; -ENOTSUP for a
+ * file without an indexed .eh_frame; the errors of utables_get().
+ */
+int utable_cross_check(const char *path, bool every, struct utable_cross *c);
 
 #endif /* PROF_UNWIND_TABLE_H */
