@@ -291,9 +291,11 @@ static void print_unwinding(const struct prof_recording_summary *s)
 	human_bytes(bytes, sizeof(bytes), s->unwind_table_bytes);
 	human_bytes(peak, sizeof(peak), s->unwind_table_peak_bytes);
 	fprintf(stderr, "prof: unwind tables: %" PRIu64 " files, %s (peak %s), %" PRIu64
-		" flushes; rule cache %.1f%% hits of %" PRIu64 " lookups\n", s->unwind_tables, bytes,
-		peak, s->unwind_table_flushes,
-		lookups ? 100.0 * (double)s->unwind_cache_hits / (double)lookups : 0.0, lookups);
+		" flushes; rule cache %.1f%% hits of %" PRIu64 " lookups; %" PRIu64 " frames as "
+		"the thread's last walk had them\n", s->unwind_tables, bytes, peak,
+		s->unwind_table_flushes,
+		lookups ? 100.0 * (double)s->unwind_cache_hits / (double)lookups : 0.0, lookups,
+		s->unwind_memo_frames);
 	if (s->unwind_check_samples)
 		fprintf(stderr, "prof: unwind check: %" PRIu64 " samples, %" PRIu64 " identical "
 			"(%.3f%%), %" PRIu64 " with the same frames but another completeness, %"

@@ -205,6 +205,7 @@ struct prof_recording_summary {
 	uint64_t synthesis_ns;
 	uint64_t synthesis_cpu_ns;	/* of that, the recorder's CPU time */
 	uint64_t synthesis_processes;	/* the processes read */
+	uint64_t unwind_memo_frames;	/* user frames taken from the thread's last walk */
 };
 
 struct prof_recorder;

@@ -97,6 +97,7 @@ void rec_summary(const struct prof_recorder *rec, struct prof_recording_summary 
 	ret->cpus = rec->system ? (uint32_t)rec->ncpus : 0;
 	ret->synthesis_ns = rec->synthesis_ns;
 	ret->synthesis_cpu_ns = rec->synthesis_cpu_ns;
+	ret->unwind_memo_frames = rec->uw.memo_frames;
 	ret->synthesis_processes = rec->synthesis_processes;
 }
 

@@ -59,6 +59,7 @@ struct prof_spool_writer {
 	uint64_t clock;		/* time of the last timed record, in units */
 	uint64_t last_period;
 	uint32_t nprocesses, nthreads, nmodules, nframes, nstacks;
+	uint32_t newest_frame_nstacks;	/* nstacks when frame nframes was made */
 	struct intern_map frame_ids;
 	struct intern_map stack_ids;
 	/* version 3's distances: what the record of each kind before held */
@@ -644,16 +645,25 @@ int64_t prof_spool_writer_intern_frame(struct prof_spool_writer *w, const struct
 	if (id64 < 0)
 		return id64;
 	r = intern_insert(&w->frame_ids, key, f->addr, w->nframes);
+	w->newest_frame_nstacks = w->nstacks;
 	return r < 0 ? r : id64;
 }
 
 int64_t prof_spool_writer_intern_stack(struct prof_spool_writer *w, uint32_t parent, uint32_t frame)
 {
-	uint32_t id = intern_find(&w->stack_ids, parent, frame);
+	uint32_t id;
 	int64_t id64;
 	int r;
 
-	if (id)
+	/*
+	 * The newest node has no children yet, nor has the newest frame a node
+	 * if none was made since it: a new stack's nodes after its first new
+	 * one are new, and not looked for (each lookup a miss of the CPU's
+	 * caches on a big recording).
+	 */
+	if (!((parent && parent == w->nstacks) ||
+	      (frame == w->nframes && w->nstacks == w->newest_frame_nstacks)) &&
+	    (id = intern_find(&w->stack_ids, parent, frame)))
 		return id;
 	r = check_ref(parent, w->nstacks, true, "stack") ?:
 	    check_ref(frame, w->nframes, false, "frame") ?: rec_begin(w, 0);

@@ -19,6 +19,7 @@
 #include "internal.h"
 #include "regs_x86_64.h"
 #include "unwind.h"
+#include "walk_memo.h"
 
 int unwinder_init(struct unwinder *uw)
 {
@@ -63,6 +64,7 @@ void unwinder_release(struct unwinder *uw)
 	if (uw->capture)
 		fclose(uw->capture);
 	free(uw->cache);
+	walk_memo_release(uw);
 	as_shared_release(&uw->spaces);
 	memset(uw, 0, sizeof(*uw));
 }

@@ -47,6 +47,9 @@ struct unwinder {
 	struct as_shared spaces;	/* the address spaces' files and tables */
 	struct rule_cache_entry *cache;	/* RULE_CACHE_SIZE, or NULL (not yet used) */
 	uint64_t cache_hits, cache_misses;
+	/* each thread's last walk (walk_memo.c): WALK_MEMOS slots, or NULL; a spare */
+	struct walk_memo **memos, *memo_spare;
+	uint64_t memo_frames;	/* frames taken from a thread's last walk */
 	/* PROF_UNWIND=check */
 	uint64_t check_samples, check_same;
 	uint64_t check_same_frames;	/* the same frames, but not the same completeness */

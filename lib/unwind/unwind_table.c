@@ -476,7 +476,8 @@ int utables_get(struct utables *ts, const struct utable_file *f, struct utable *
 		return -ENOMEM;
 	t->fd = -1;
 	t->refs = 1;
-	memcpy(t->build_id, f->build_id, f->build_id_len);
+	if (f->build_id_len)
+		memcpy(t->build_id, f->build_id, f->build_id_len);
 	t->build_id_len = f->build_id_len;
 	t->dev_major = f->dev_major;
 	t->dev_minor = f->dev_minor;

@@ -24,6 +24,7 @@
 #include "internal.h"
 #include "regs_x86_64.h"
 #include "unwind.h"
+#include "walk_memo.h"
 
 /* How a frame is walked. */
 enum walk_kind {
@@ -93,9 +94,10 @@ static enum unwind_step stopped(enum prof_unwind_error *cause, enum prof_unwind_
 	return UNWIND_STEP_STOPPED;
 }
 
-/* A frame by its compiled rule. */
+/* A frame by its compiled rule; what it read in MF. */
 static enum unwind_step rule_step(const struct addr_space *as, const struct urule *rule,
-				  struct unwind_frame *f, enum prof_unwind_error *cause)
+				  struct unwind_frame *f, enum prof_unwind_error *cause,
+				  struct memo_frame *mf)
 {
 	uint64_t cfa, ra, bp = f->bp;
 	enum prof_unwind_error ignored;
@@ -121,15 +123,20 @@ static enum unwind_step rule_step(const struct addr_space *as, const struct urul
 		return stopped(cause, PROF_UNWIND_OTHER);	/* the stack would not grow */
 	if (!read_word(as, cfa - 8, &ra, cause))
 		return UNWIND_STEP_STOPPED;
+	mf->ra_at = cfa - 8;
+	mf->ra = ra;
 	/*
 	 * An epilogue that popped rbp names its slot below sp, out of the copy,
 	 * and rbp holds what it held: the caller's rbp, kept as it is.  (libdwfl
 	 * takes rbp as lost there instead, and ends the walk at the first frame
 	 * that needs it.)
 	 */
-	if (rule->bp == UBP_AT && !urule_bp_popped(rule))
-		f->bp_ok = read_word(as, cfa + (uint64_t)(int64_t)rule->bp_off, &bp, &ignored);
-	else if (rule->bp == UBP_UNDEF)
+	if (rule->bp == UBP_AT && !urule_bp_popped(rule)) {
+		mf->bp_at = cfa + (uint64_t)(int64_t)rule->bp_off;
+		f->bp_ok = read_word(as, mf->bp_at, &bp, &ignored);
+		mf->bp_read = f->bp_ok ? MEMO_READ_OK : MEMO_READ_OUT;
+		mf->bp = bp;
+	} else if (rule->bp == UBP_UNDEF)
 		f->bp_ok = false;
 	f->bp = bp;
 	f->sp = cfa;
@@ -208,7 +215,44 @@ static enum unwind_step fp_or_leaf_step(struct addr_space *as, struct unwind_fra
 	return st == UNWIND_STEP_STOPPED && first ? leaf_step(as, f, cause) : st;
 }
 
-int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res)
+/*
+ * Take the frames of MEMO (the thread's last walk) from the one with F's
+ * registers on, while their steps read what they read then: appended to
+ * RES and to NOW (this walk's memo), and F moved to the first frame
+ * whose step must be taken here.  *J: where in MEMO the search is.
+ */
+static void replay(struct unwinder *uw, const struct walk_memo *memo, size_t *j,
+		   struct walk_memo *now, const struct addr_space *as, struct unwind_frame *f,
+		   struct unwind_result *res)
+{
+	const struct memo_frame *m;
+	size_t k;
+
+	while (*j < memo->n && memo->f[*j].in.sp < f->sp)
+		(*j)++;
+	if (*j == memo->n)
+		return;
+	m = &memo->f[*j];
+	if (m->in.sp != f->sp || m->in.ip != f->ip || m->in.bp != f->bp ||
+	    m->in.bp_ok != f->bp_ok || m->in.exact != f->exact)
+		return;
+	for (k = *j; k + 1 < memo->n && res->n < UNWIND_MAX_FRAMES - 1 && now->n < MEMO_FRAMES - 1 &&
+		     walk_memo_holds(as, &memo->f[k]);
+	     k++) {
+		res->pc[res->n++] = memo->f[k].pc;
+		now->f[now->n++] = memo->f[k];
+	}
+	/* the memo's last frame is taken here: k stops before it */
+	if (k > *j && k < memo->n) {
+		uw->memo_frames += k - *j;
+		*f = memo->f[k].in;
+		*j = k;
+	}
+}
+
+/* The walk of unwind_walk(), its frames kept in NOW (NULL: none kept). */
+static int walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res,
+		const struct walk_memo *memo, struct walk_memo *now)
 {
 	struct unwind_frame f = {
 		.ip = as->regs[SAMPLE_REG_IP], .sp = as->regs[SAMPLE_REG_SP],
@@ -218,16 +262,23 @@ int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 	struct as_module *last = NULL;
 	enum walk_kind kind;
 	enum unwind_step st = UNWIND_STEP_STOPPED;
+	struct memo_frame scratch, *mf;
 	struct urule rule;
+	size_t j = 0;
 	uint64_t pc;
 
 	for (;;) {
+		if (memo && now)
+			replay(uw, memo, &j, now, as, &f, res);
 		if (res->n == UNWIND_MAX_FRAMES) {
 			res->cause = PROF_UNWIND_DEPTH;
 			return 0;
 		}
 		pc = f.exact ? f.ip : f.ip - 1;	/* a return address: look up the call */
 		res->pc[res->n++] = pc;
+		/* the frame, kept for the next walk; the cap's last one is taken again there */
+		mf = now && now->n < MEMO_FRAMES ? &now->f[now->n++] : &scratch;
+		*mf = (struct memo_frame){ .in = f, .pc = pc };
 		kind = lookup(uw, as, pc, &last, &rule);
 		if (rule.flags & URULE_ENTRY)
 			return 0;	/* the program's entry: nothing calls it */
@@ -236,7 +287,8 @@ int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 			res->cause = PROF_UNWIND_OTHER;
 			return -ENOMEM;
 		case WALK_RULE:
-			st = rule_step(as, &rule, &f, &cause);
+			st = rule_step(as, &rule, &f, &cause, mf);
+			mf->replay = st == UNWIND_STEP_CALLER && now && now->n < MEMO_FRAMES;
 			break;
 		case WALK_FP_ANON:
 			/* a return address in nothing known is no frame: stop there */
@@ -273,6 +325,8 @@ int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 				 * does the whole sample, every register known.
 				 */
 				memset(res, 0, sizeof(*res));
+				if (now)
+					now->n = 0;	/* no step of it to take again */
 				unwind_dwfl(as, res);
 				res->fallback[PROF_FALLBACK_DWFL] = (uint32_t)res->n;
 				return 0;
@@ -286,4 +340,15 @@ int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 			return 0;
 		}
 	}
+}
+
+int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res)
+{
+	const struct walk_memo *memo = walk_memo_of(uw, as);
+	struct walk_memo *now = walk_memo_begin(uw, as);
+	int r = walk(uw, as, res, memo, now);
+
+	if (now && r == 0 && now->n)
+		walk_memo_keep(uw, now);
+	return r;
 }

@@ -26,6 +26,7 @@
 #include "symbols/elf_file.h"
 #include "unwind/addr_space.h"
 #include "unwind/unwind.h"
+#include "unwind/walk_memo.h"
 
 /* The selfsample target of this build. */
 static const char *target_path(void)
@@ -162,9 +163,75 @@ TEST(unwind_engines_agree_on_samples_a_program_took_of_itself)
 	/* the realigned frame and the signal frame took libdwfl's help, and the rest none */
 	CHECK_INT(by_dwfl, >=, 2);
 	CHECK(uw.cache_hits > 0);
+	/* each sample unwound again took its frames from the thread's last walk */
+	CHECK(uw.memo_frames > 0);
 	unwind_capture_release(&cap);
 	unwinder_release(&uw);
 	elf_file_release(&f);
+}
+
+/*
+ * A walk takes a frame from the thread's last walk only while the words
+ * its steps read hold what they held: a return address changed in the
+ * stack copy gives the walk a fresh unwinder gives, not the last one.
+ */
+TEST(a_thread_s_last_walk_is_taken_again_only_where_its_words_hold)
+{
+	static struct unwind_result first, changed, fresh, again;
+	static struct taken t;
+	static uint8_t copy[1 << 17];
+	struct unwind_capture cap;
+	const struct walk_memo *m;
+	struct unwinder uw;
+	size_t i, k, tried = 0;
+	uint64_t memo_before;
+
+	CHECK(target_path());
+	CHECK_INT(take(&t), ==, 0);
+	CHECK_INT(unwinder_init(&uw), ==, 0);
+	CHECK_INT(unwind_capture_read(t.capture, &uw.spaces, &cap), ==, 0);
+	unlink(t.capture);
+	for (i = 0; i < cap.nsamples; i++) {
+		struct unwind_capture_sample *s = &cap.samples[i];
+		struct addr_space *as = &cap.spaces[s->space]->as;
+
+		if (s->stack_size > sizeof(copy))
+			continue;
+		CHECK_INT(unwind_sample(&uw, as, (pid_t)s->tid, s->regs, s->stack, s->stack_size,
+					&first), ==, 0);
+		if (first.fallback[PROF_FALLBACK_DWFL] == first.n)
+			continue;	/* a walk libdwfl took over whole is not kept */
+		m = walk_memo_of(&uw, as);
+		CHECK(m);
+		/* a frame in the middle whose step read its return address */
+		for (k = m->n / 2; k < m->n && !m->f[k].replay; k++)
+			;
+		if (k >= m->n || m->n < 4)
+			continue;
+		tried++;
+		/* unchanged: the same walk, its frames from the memo */
+		memo_before = uw.memo_frames;
+		CHECK_INT(unwind_sample(&uw, as, (pid_t)s->tid, s->regs, s->stack, s->stack_size,
+					&again), ==, 0);
+		CHECK(same(&first, &again));
+		CHECK(uw.memo_frames > memo_before);
+		/* that frame's return address now points at the sampled pc */
+		memcpy(copy, s->stack, s->stack_size);
+		m = walk_memo_of(&uw, as);
+		CHECK(m && k < m->n && m->f[k].replay);
+		CHECK(m->f[k].ra_at >= s->regs[SAMPLE_REG_SP]);
+		memcpy(copy + (m->f[k].ra_at - s->regs[SAMPLE_REG_SP]), &s->regs[SAMPLE_REG_IP], 8);
+		CHECK_INT(unwind_sample(&uw, as, (pid_t)s->tid, s->regs, copy, s->stack_size,
+					&changed), ==, 0);
+		walk_memo_release(&uw);
+		CHECK_INT(unwind_sample(&uw, as, (pid_t)s->tid, s->regs, copy, s->stack_size,
+					&fresh), ==, 0);
+		CHECK(same(&changed, &fresh));
+		CHECK(!same(&changed, &first));
+	}
+	CHECK_INT(tried, >, 0);
+	unwind_capture_release(&cap);
+	unwinder_release(&uw);
 }
 
 static int write_file(const char *path, const void *p, size_t n)
