@@ -50,13 +50,84 @@ static int by_key_start_rank(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
+/* Below this many entries, or with keys that differ, qsort() does the sorting alone. */
+#define RADIX_MIN 256
+
+/*
+ * Sort T as by_key_start_rank() orders it: when every entry has one key,
+ * by start with a radix sort of their indexes (a byte at a time, the
+ * bytes all entries share skipped), then each run of one start by rank
+ * and name.  A program's symbol table has tens of thousands of entries:
+ * qsort() called the comparison, a function through a pointer, for each
+ * of their n log n pairs; cc1's took most of the names' capture at the
+ * end of a recording.  false: no memory (T is then left to qsort()).
+ */
+static bool radix_sort(struct symtab *t)
+{
+	size_t n = t->n, i, j, pass, count[256];
+	uint32_t *idx, *tmp, *swap;
+	struct symtab_entry *out;
+
+	if (n > UINT32_MAX)
+		return false;
+	idx = malloc(n * sizeof(*idx));
+	tmp = malloc(n * sizeof(*tmp));
+	out = malloc(n * sizeof(*out));
+	if (!idx || !tmp || !out) {
+		free(idx);
+		free(tmp);
+		free(out);
+		return false;
+	}
+	for (i = 0; i < n; i++)
+		idx[i] = (uint32_t)i;
+	for (pass = 0; pass < 8; pass++) {
+		unsigned shift = (unsigned)pass * 8;
+		size_t sum = 0, c;
+
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[t->v[i].start >> shift & 0xff]++;
+		if (count[t->v[0].start >> shift & 0xff] == n)
+			continue;	/* a byte every start has */
+		for (i = 0; i < 256; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			tmp[count[t->v[idx[i]].start >> shift & 0xff]++] = idx[i];
+		swap = idx;
+		idx = tmp;
+		tmp = swap;
+	}
+	for (i = 0; i < n; i++)
+		out[i] = t->v[idx[i]];
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && out[j].start == out[i].start; j++)
+			;
+		if (j - i > 1)
+			qsort(out + i, j - i, sizeof(*out), by_key_start_rank);
+	}
+	free(idx);
+	free(tmp);
+	free(t->v);
+	t->v = out;
+	t->cap = n;
+	return true;
+}
+
 void symtab_finish(struct symtab *t)
 {
 	size_t i, n = 0;
+	bool one_key = t->n >= RADIX_MIN;
 
 	if (!t->n)
 		return;
-	qsort(t->v, t->n, sizeof(*t->v), by_key_start_rank);
+	for (i = 1; one_key && i < t->n; i++)
+		one_key = t->v[i].key == t->v[0].key;
+	if (!one_key || !radix_sort(t))
+		qsort(t->v, t->n, sizeof(*t->v), by_key_start_rank);
 	for (i = 0; i < t->n; i++)
 		if (!n || t->v[i].key != t->v[n - 1].key || t->v[i].start != t->v[n - 1].start)
 			t->v[n++] = t->v[i];

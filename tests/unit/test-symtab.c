@@ -4,6 +4,7 @@
  * unsized symbols, nesting, several names for one address, keys, and
  * ranges at the top of the address space.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
@@ -108,5 +109,51 @@ TEST(symtab_ranges_that_would_wrap_end_at_the_top)
 	symtab_finish(&t);
 	CHECK_STR(name_at(&t, 0, UINT64_MAX - 1), "top");
 	CHECK_STR(name_at(&t, 0, 0x10), "(none)");	/* a label at its limit holds nothing */
+	symtab_release(&t);
+}
+
+/*
+ * A table the size of a program's (sorted by start a byte at a time):
+ * in address order, one entry per start, the best of its names (the
+ * highest rank, then the first name), as a table of a few entries is.
+ */
+TEST(symtab_a_big_table_sorts_as_a_small_one)
+{
+	static char names[4000][8];
+	struct symtab t = { 0 };
+	uint64_t x = 88172645463325252ull, start[4000];
+	uint32_t rank[4000];
+	size_t i, j;
+
+	for (i = 0; i < 4000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* a few hundred distinct starts of one text segment: many aliases */
+		start[i] = 0x55d4c0000000ull + (x % 600) * 0x40 + (i % 3 == 0 ? 0x100000000ull : 0);
+		rank[i] = (uint32_t)(x >> 20) % 4;
+		snprintf(names[i], sizeof(names[i]), "f%04zu", (size_t)(x >> 32) % 10000);
+		CHECK_INT(symtab_add(&t, 7, start[i], 0x10, 0, names[i], rank[i]), ==, 0);
+	}
+	symtab_finish(&t);
+	for (i = 0; i < t.n; i++) {
+		const char *best = NULL;
+		uint32_t best_rank = 0;
+
+		CHECK(i == 0 || t.v[i].start > t.v[i - 1].start);
+		for (j = 0; j < 4000; j++)
+			if (start[j] == t.v[i].start &&
+			    (!best || rank[j] > best_rank ||
+			     (rank[j] == best_rank && strcmp(names[j], best) < 0))) {
+				best = names[j];
+				best_rank = rank[j];
+			}
+		CHECK(best);
+		CHECK_STR(t.v[i].name, best);
+		CHECK_STR(name_at(&t, 7, t.v[i].start + 0xf), best);
+	}
+	/* every start is there */
+	for (j = 0; j < 4000; j++)
+		CHECK(symtab_lookup(&t, 7, start[j]));
 	symtab_release(&t);
 }
