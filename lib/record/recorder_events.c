@@ -140,10 +140,13 @@ static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t
 	/*
 	 * The whole machine: every CPU busy with someone, each sample a whole
 	 * stack copy (64 KiB at 999 Hz fill 64 MiB a second), while the
-	 * recorder competes for a CPU with all of them: four times the room
+	 * recorder competes for a CPU with all of them: up to four times the
+	 * room, as the rate asks (at 99 Hz 64 samples are 0.6 s of a CPU, and
+	 * a ring four times that is 12 MiB a CPU for the kernel to clear at
+	 * the start, most of what recording an idle machine costs)
 	 */
 	if (system)
-		want *= 4;
+		want *= !o->freq_hz || o->freq_hz >= 750 ? 4 : o->freq_hz >= 250 ? o->freq_hz / 250 : 1;
 	/*
 	 * Switches come in bursts: a thread that blocks a thousand times a
 	 * second, or threads handing work to each other, fill a switch ring
