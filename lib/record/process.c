@@ -391,8 +391,20 @@ int pt_fork(struct proc_table *pt, pid_t pid, pid_t ppid, pid_t tid, uint64_t ti
 	}
 	char exe[PATH_MAX];
 
-	proc_exe(ppid, exe, sizeof(exe));
-	r = new_process(pt, pid, ppid, parent->comm, exe, start_time(pid), time, &child);
+	/*
+	 * The child runs its parent's image, and it started at the record's
+	 * time: nothing to read of /proc, which a fork storm (a make -j, a
+	 * preforking server, a test suite's thousands of children) would read
+	 * twice a child, while the rings fill.  The start time tells a pid's
+	 * processes apart in the spool; every later file of the recording
+	 * writes this one's as it is.
+	 */
+	if (parent->exe && *parent->exe)
+		snprintf(exe, sizeof(exe), "%s", parent->exe);
+	else
+		proc_exe(ppid, exe, sizeof(exe));
+	r = new_process(pt, pid, ppid, parent->comm, exe, time ? time : start_time(pid), time,
+			&child);
 	if (r < 0)
 		return r;
 	/* the child starts with its parent's mappings; no mmap record will say so */

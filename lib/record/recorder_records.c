@@ -7,7 +7,9 @@
  * /proc.  A record too short or malformed for its fields is counted and
  * skipped, never taken for another.
  */
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -639,6 +641,9 @@ int rec_end_offcpu_of_process(struct prof_recorder *rec, struct proc *p, uint64_
  * from /proc instead: new mappings, exits, threads and their names.  New
  * threads and children need no events: inheritance already samples them.
  */
+/* Past this many processes a loss reads no process's maps or threads (see below). */
+#define RECONCILE_SWEEP_MAX 64
+
 int rec_reconcile(struct prof_recorder *rec)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -655,19 +660,24 @@ int rec_reconcile(struct prof_recorder *rec)
 
 		if (p->exited)
 			continue;
-		if (proc_gone(p->pid)) {
+		/* many: whether the pid is there at all, not whether it is a zombie */
+		if (rec->pt.nprocs > RECONCILE_SWEEP_MAX ? kill(p->pid, 0) < 0 && errno == ESRCH
+							 : proc_gone(p->pid)) {
 			r = rec_end_offcpu_of_process(rec, p, now);
 			if (r >= 0)
 				r = pt_process_exit(&rec->pt, p, now);
 			continue;
 		}
 		/*
-		 * The whole machine: thousands of processes, most never sampled;
-		 * a sample's own pc reads its process's maps again when they
-		 * lack it, and its thread is made as it is seen.  A sweep of all
-		 * their maps after each loss would cost more than the loss.
+		 * The whole machine, or a command's thousands of children (a
+		 * fork storm loses records the most): a sample's own pc reads
+		 * its process's maps again when they lack it, and its thread is
+		 * made as it is seen.  A sweep of all their maps after each loss
+		 * would cost more than the loss: 2,000 processes' maps read
+		 * take the recorder a third of a second, in which the rings
+		 * overflow again, and the next sweep follows.
 		 */
-		if (rec->system)
+		if (rec->system || rec->pt.nprocs > RECONCILE_SWEEP_MAX)
 			continue;
 		r = pt_refresh_maps(&rec->pt, p, now);
 		n = r < 0 ? 0 : proc_tasks(p->pid, &tids);
