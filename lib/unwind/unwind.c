@@ -19,7 +19,6 @@
 #include "internal.h"
 #include "regs_x86_64.h"
 #include "unwind.h"
-#include "walk_memo.h"
 
 int unwinder_init(struct unwinder *uw)
 {
@@ -64,7 +63,7 @@ void unwinder_release(struct unwinder *uw)
 	if (uw->capture)
 		fclose(uw->capture);
 	free(uw->cache);
-	walk_memo_release(uw);
+	unwind_walk_release(uw);
 	as_shared_release(&uw->spaces);
 	memset(uw, 0, sizeof(*uw));
 }

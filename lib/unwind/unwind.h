@@ -124,6 +124,9 @@ enum unwind_step unwind_dwfl_step(struct addr_space *as, bool first, uint64_t pc
 /* The compiled engine (unwind_walk.c): 0, or -ENOMEM. */
 int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res);
 
+/* Free what the compiled engine keeps of UW's walks (each thread's last). */
+void unwind_walk_release(struct unwinder *uw);
+
 /* Write the sample to the capture file (unwind_capture.c). */
 void unwind_capture_sample(struct unwinder *uw, struct addr_space *as, pid_t tid,
 			   const uint64_t *regs, const uint8_t *stack, uint64_t stack_size);

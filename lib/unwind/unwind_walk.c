@@ -352,3 +352,8 @@ int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 		walk_memo_keep(uw, now);
 	return r;
 }
+
+void unwind_walk_release(struct unwinder *uw)
+{
+	walk_memo_release(uw);
+}
