@@ -431,9 +431,11 @@ static int by_proc(const void *a, const void *b)
  * What counts as "some" of a weight: less than this share of all is
  * decayed noise, and a row of it is not shown.
  */
+#define SOME_SHARE 1e-6
+
 static bool some(const struct prof_top *v, double x)
 {
-	return x > v->sum[v->opts.weight] * 1e-6 && x > 0;
+	return x > v->sum[v->opts.weight] * SOME_SHARE && x > 0;
 }
 
 /* For each function its main process, for each process its hottest function. */
@@ -665,11 +667,12 @@ static void print_json(struct prof_top *v, const struct prof_tail_stats *st, FIL
 	if (v->opts.busy_known)
 		snprintf(busy, sizeof(busy), "%.4f", v->opts.busy);
 	fprintf(out, "{\"time\":%.6f,\"state\":\"%s\",\"samples\":%" PRIu64 ",\"rate\":%.1f,"
-		"\"lost\":%" PRIu64 ",\"busy\":%s,\"processes\":%" PRIu32 ",\"weight\":\"%s\","
-		"\"decaying\":%s,\"by\":\"%s\",\"rows\":[",
+		"\"lost\":%" PRIu64 ",\"busy\":%s,\"processes\":%" PRIu32 ",\"counted\":%zu,"
+		"\"weight\":\"%s\",\"decaying\":%s,\"by\":\"%s\",\"rows\":[",
 		st->last_ns > start ? (double)(st->last_ns - start) / 1e9 : 0.0,
 		prof_tail_state_name(st->state), st->samples,
-		interval_rate(v), v->lost, busy, st->processes_alive, prof_weight_name(w), v->opts.cumulative ? "false" : "true",
+		interval_rate(v), v->lost, busy, st->processes_alive, v->nprocs,
+		prof_weight_name(w), v->opts.cumulative ? "false" : "true",
 		v->opts.by_process ? "process" : "function");
 	for (i = 0; i < n; i++) {
 		fputs(i ? ",{" : "{", out);
@@ -763,12 +766,80 @@ int prof_top_print(struct prof_top *v, struct prof_tail *t, const char *note, FI
 	return 0;
 }
 
+/* Whether W is noise in every weight, whichever a key switches to. */
+static bool noise(const struct prof_top *v, const weights w)
+{
+	size_t k;
+
+	for (k = 0; k < WEIGHT_COUNT; k++)
+		if (w[k] > v->sum[k] * SOME_SHARE && w[k] > 0)
+			return false;
+	return true;
+}
+
+/*
+ * Forget the (function, process) pairs and the processes that decayed to
+ * noise in every weight: no view shows them again, and a machine that
+ * starts a thousand processes a second (a build, a shell loop) would
+ * otherwise grow the view by each of them, forever.  Functions stay:
+ * they grow with the code that ran, not with time.  0 or -ENOMEM.
+ */
+static int forget_noise(struct prof_top *v)
+{
+	size_t i, np = 0, nq = 0;
+	uint32_t *to = NULL;
+	int r = 0;
+
+	for (i = 0; i < v->npairs; i++)
+		if (!noise(v, v->pairs[i].self) || !noise(v, v->pairs[i].total))
+			v->pairs[np++] = v->pairs[i];
+	if (v->nprocs && !(to = malloc(v->nprocs * sizeof(*to))))
+		return error_setx(-ENOMEM, "out of memory");
+	for (i = 0; i < v->nprocs; i++)
+		to[i] = noise(v, v->procs[i].self) ? UINT32_MAX : 0;
+	for (i = 0; i < np; i++)
+		to[v->pairs[i].proc] = 0;	/* a pair kept keeps its process */
+	for (i = 0; i < v->nprocs; i++)
+		if (to[i] == 0) {
+			to[i] = (uint32_t)nq;
+			v->procs[nq++] = v->procs[i];
+		}
+	if (np == v->npairs && nq == v->nprocs) {
+		free(to);
+		return 0;
+	}
+	intern_release(&v->pair_ids);
+	intern_release(&v->proc_ids);
+	for (i = 0; i < np && r == 0; i++) {
+		v->pairs[i].proc = to[v->pairs[i].proc];
+		r = intern_insert(&v->pair_ids, v->pairs[i].func, v->pairs[i].proc,
+				  (uint32_t)i + 1);
+	}
+	for (i = 0; i < nq && r == 0; i++)
+		r = intern_insert(&v->proc_ids, v->procs[i].id, 0, (uint32_t)i + 1);
+	free(to);
+	v->npairs = np;
+	v->nprocs = nq;
+	/* the indexes moved: attribute() finds them again at the next print */
+	for (i = 0; i < v->nfuncs; i++)
+		v->funcs[i].best_pair = v->funcs[i].nprocs = 0;
+	for (i = 0; i < v->nprocs; i++)
+		v->procs[i].best_pair = 0;
+	return r;
+}
+
 int prof_top_next(struct prof_top *v)
 {
+	int r;
+
 	if (!v)
 		return error_setx(-EINVAL, "top view: no view");
-	if (!v->opts.cumulative)
+	if (!v->opts.cumulative) {
 		decay(v);
+		r = forget_noise(v);
+		if (r < 0)
+			return r;
+	}
 	v->last_rate = interval_rate(v);
 	v->interval_samples = 0;
 	v->interval_begin_ns = v->last_ns;

@@ -286,3 +286,18 @@ compare_phases() {
 	run -64 --separate-stderr "$PROF" top -C 0 -p 1
 	assert_regex "${stderr_lines[0]}" '-C and --cgroup are for the whole machine'
 }
+
+@test "top forgets the processes whose samples decayed to nothing" {
+	# 300 short processes of ~3 ms of CPU each, then 10 s of one ladder:
+	# at 10 prints a second the burst's processes decay to nothing and go
+	run -0 --separate-stderr "$PROF" top --format=json -i 0.1 -- \
+		sh -c "'$T/burst' 300 >/dev/null; exec '$T/ladder' 10"
+	grep '^{' <<<"$output" >top.json
+	run -0 jq -s 'map(.counted) | max' top.json
+	((output >= 100)) || fail "the burst's processes were never counted: at most $output"
+	run -0 jq -s 'last | .counted' top.json
+	((output <= 5)) || fail "$output processes still counted at the end"
+	# the ladder is still there, whole
+	run -0 jq -r -s 'last | .rows[0].function' top.json
+	assert_output ladder_d
+}
