@@ -90,7 +90,8 @@ static bool get_fixed(struct cursor *c, size_t len, uint64_t *v)
 	return true;
 }
 
-static bool get_uleb(struct cursor *c, uint64_t *v)
+/* A LEB128 number's bits at C, and the width they took (for the sign of an SLEB128). */
+static bool get_leb(struct cursor *c, uint64_t *v, unsigned *width, uint8_t *last)
 {
 	uint64_t x = 0;
 	unsigned shift = 0;
@@ -103,23 +104,29 @@ static bool get_uleb(struct cursor *c, uint64_t *v)
 		shift += 7;
 	} while (b & 0x80);
 	*v = x;
+	*width = shift;
+	*last = b;
 	return true;
+}
+
+static bool get_uleb(struct cursor *c, uint64_t *v)
+{
+	unsigned width;
+	uint8_t last;
+
+	return get_leb(c, v, &width, &last);
 }
 
 static bool get_sleb(struct cursor *c, int64_t *v)
 {
-	uint64_t x = 0;
-	unsigned shift = 0;
-	uint8_t b;
+	unsigned width;
+	uint64_t x;
+	uint8_t last;
 
-	do {
-		if (!get_u8(c, &b) || shift > 63)
-			return false;
-		x |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		x |= ~0ull << shift;
+	if (!get_leb(c, &x, &width, &last))
+		return false;
+	if (width < 64 && (last & 0x40))
+		x |= ~0ull << width;
 	*v = (int64_t)x;
 	return true;
 }
@@ -134,27 +141,19 @@ static bool get_encoded(const struct cfi_image *img, struct cursor *c, uint8_t e
 	case DW_EH_PE_absptr:
 	case DW_EH_PE_udata8:
 	case DW_EH_PE_sdata8:
-		if (!get_fixed(c, 8, &x))
-			return false;
-		break;
-	case DW_EH_PE_udata2:
-		if (!get_fixed(c, 2, &x))
-			return false;
-		break;
-	case DW_EH_PE_sdata2:
-		if (!get_fixed(c, 2, &x))
-			return false;
-		x = (uint64_t)(int64_t)(int16_t)(uint16_t)x;
-		break;
 	case DW_EH_PE_udata4:
-		if (!get_fixed(c, 4, &x))
-			return false;
-		break;
 	case DW_EH_PE_sdata4:
-		if (!get_fixed(c, 4, &x))
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2: {
+		unsigned bits = (enc & 0x07) == DW_EH_PE_udata2 ? 16 : (enc & 0x07) == DW_EH_PE_udata4 ? 32 : 64;
+
+		if (!get_fixed(c, bits / 8, &x))
 			return false;
-		x = (uint64_t)(int64_t)(int32_t)(uint32_t)x;
+		/* the signed forms: sign-extended from their width */
+		if ((enc & 0x08) && bits < 64 && (x >> (bits - 1) & 1))
+			x |= ~0ull << bits;
 		break;
+	}
 	case DW_EH_PE_uleb128:
 		if (!get_uleb(c, &x))
 			return false;
@@ -447,11 +446,8 @@ static int run(const struct cie *cie, struct cursor c,
 			set_reg(s, cie, reg, op == DW_CFA_undefined ? REG_UNDEFINED : REG_SAME, 0);
 			continue;
 		case DW_CFA_register:
-			if (!get_uleb(&c, &reg) || !get_uleb(&c, &u))
-				return -EINVAL;
-			set_reg(s, cie, reg, REG_OTHER, 0);
-			continue;
 		case DW_CFA_val_offset:
+			/* another register's value, or CFA + N as the value: libdw's to run */
 			if (!get_uleb(&c, &reg) || !get_uleb(&c, &u))
 				return -EINVAL;
 			set_reg(s, cie, reg, REG_OTHER, 0);
