@@ -163,7 +163,7 @@ load test_helper
 	assert_line --partial "a sound check fails its test"
 }
 
-@test "unwind-differences explains a caller skipped in a prologue and a JIT entry, nothing else" {
+@test "unwind-differences explains a caller skipped in a prologue, a JIT entry and libdwfl's stray caller, nothing else" {
 	local t=$BATS_TEST_TMPDIR pc ra deep nocall
 	printf '%s\n' '__attribute__((noinline)) int leaf(int x) { return x * 3; }' \
 		'int main(int argc, char **argv) { (void)argv; return leaf(argc) - 3; }' >"$t/p.c"
@@ -204,15 +204,22 @@ load test_helper
 	pid 1 tid 1: libdwfl lost the caller of a leaf frame
 	  compiled (complete): p+$pc p+$ra p+0x10
 	  libdwfl (complete): p+$pc p+0x10
+	pid 1 tid 1: other frames
+	  compiled (complete): p+$deep p+$ra p+0x10
+	  libdwfl (unmapped-pc): p+$deep 0x1fd6809f
+	pid 1 tid 1: other frames
+	  compiled (complete): p+$deep p+$nocall p+0x10
+	  libdwfl (unmapped-pc): p+$deep 0x1fd6809f
 	EOF
 	run -1 "$TOP/tests/tools/unwind-differences" "$t/check.log" "$t/p"
-	assert_line --index 0 "other frames: 5, explained: 1 caller-skipped, 1 no-cfi-entry; unexplained: 3"
+	assert_line --index 0 "other frames: 7, explained: 1 caller-skipped, 1 no-cfi-entry, 1 stray-caller; unexplained: 4"
 	assert_line "  compiled (complete): p+$deep p+$ra p+0x10"
 	assert_line "  compiled (complete): p+$pc p+$nocall p+0x10"
 	assert_line "  compiled (complete): 0x7f0000001041 p+$ra"
-	assert_equal "$(grep -c '^pid ' <<<"$output")" 3
+	assert_line "  compiled (complete): p+$deep p+$nocall p+0x10"
+	assert_equal "$(grep -c '^pid ' <<<"$output")" 4
 	# the explained ones alone pass
-	sed -n '1,3p;10,12p' "$t/check.log" >"$t/explained.log"
+	sed -n '1,3p;10,12p;19,21p' "$t/check.log" >"$t/explained.log"
 	run -0 "$TOP/tests/tools/unwind-differences" "$t/explained.log" "$t/p"
-	assert_output "other frames: 2, explained: 1 caller-skipped, 1 no-cfi-entry; unexplained: 0"
+	assert_output "other frames: 3, explained: 1 caller-skipped, 1 no-cfi-entry, 1 stray-caller; unexplained: 0"
 }
