@@ -163,8 +163,8 @@ load test_helper
 	assert_line --partial "a sound check fails its test"
 }
 
-@test "unwind-differences explains a caller skipped in a prologue, a JIT entry and libdwfl's stray caller, nothing else" {
-	local t=$BATS_TEST_TMPDIR pc ra deep nocall
+@test "unwind-differences explains a caller skipped at an entry or in a prologue, a JIT entry and libdwfl's stray caller, nothing else" {
+	local t=$BATS_TEST_TMPDIR first pc ra deep nocall
 	printf '%s\n' '__attribute__((noinline)) int leaf(int x) { return x * 3; }' \
 		'int main(int argc, char **argv) { (void)argv; return leaf(argc) - 3; }' >"$t/p.c"
 	cc -O0 -fno-omit-frame-pointer -o "$t/p" "$t/p.c"
@@ -181,6 +181,7 @@ load test_helper
 	leaf=0x$(nm "$t/p" | awk '$3 == "leaf" { print $1 }')
 	ret=0x$(objdump -d --no-show-raw-insn "$t/p" | awk '/call.*<leaf>/ { getline; sub(":", "", $1); print $1; exit }')
 	leaf_ret=0x$(objdump -d --no-show-raw-insn "$t/p" | awk '/<leaf>:/ { on = 1 } on && /\tret/ { sub(":", "", $1); print $1; exit }')
+	first=$(off $((leaf)))	# leaf's first instruction: nothing pushed yet
 	pc=$(off $((leaf + 1)))	# after leaf's push %rbp, before its mov %rsp,%rbp
 	deep=$(off $((leaf + 4)))	# after both
 	ra=$(off $((ret - 1)))	# main's call of leaf, as a caller's frame is logged
@@ -210,16 +211,19 @@ load test_helper
 	pid 1 tid 1: other frames
 	  compiled (complete): p+$deep p+$nocall p+0x10
 	  libdwfl (unmapped-pc): p+$deep 0x1fd6809f
+	pid 1 tid 1: other frames
+	  compiled (complete): p+$first p+$ra p+0x10
+	  libdwfl (complete): p+$first p+0x10
 	EOF
 	run -1 "$TOP/tests/tools/unwind-differences" "$t/check.log" "$t/p"
-	assert_line --index 0 "other frames: 7, explained: 1 caller-skipped, 1 no-cfi-entry, 1 stray-caller; unexplained: 4"
+	assert_line --index 0 "other frames: 8, explained: 2 caller-skipped, 1 no-cfi-entry, 1 stray-caller; unexplained: 4"
 	assert_line "  compiled (complete): p+$deep p+$ra p+0x10"
 	assert_line "  compiled (complete): p+$pc p+$nocall p+0x10"
 	assert_line "  compiled (complete): 0x7f0000001041 p+$ra"
 	assert_line "  compiled (complete): p+$deep p+$nocall p+0x10"
 	assert_equal "$(grep -c '^pid ' <<<"$output")" 4
 	# the explained ones alone pass
-	sed -n '1,3p;10,12p;19,21p' "$t/check.log" >"$t/explained.log"
+	sed -n '1,3p;10,12p;19,21p;25,27p' "$t/check.log" >"$t/explained.log"
 	run -0 "$TOP/tests/tools/unwind-differences" "$t/explained.log" "$t/p"
-	assert_output "other frames: 3, explained: 1 caller-skipped, 1 no-cfi-entry, 1 stray-caller; unexplained: 0"
+	assert_output "other frames: 4, explained: 2 caller-skipped, 1 no-cfi-entry, 1 stray-caller; unexplained: 0"
 }
