@@ -820,12 +820,7 @@ static int forget_noise(struct prof_top *v)
 	free(to);
 	v->npairs = np;
 	v->nprocs = nq;
-	/* the indexes moved: attribute() finds them again at the next print */
-	for (i = 0; i < v->nfuncs; i++)
-		v->funcs[i].best_pair = v->funcs[i].nprocs = 0;
-	for (i = 0; i < v->nprocs; i++)
-		v->procs[i].best_pair = 0;
-	return r;
+	return r;	/* best_pair moved with the indexes: each print's attribute() sets it */
 }
 
 int prof_top_next(struct prof_top *v)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "prof.h"
@@ -182,6 +183,20 @@ static inline int as_table(struct addr_space *as, struct as_module *m, struct ut
 
 	*ret = m->table;
 	return r;
+}
+
+/*
+ * The word at ADDR of the sample's stack copy (as->stack from as->sp), or
+ * false: ADDR is not inside it.  Inline: every step of a walk reads one.
+ */
+static inline bool as_stack_word(const struct addr_space *as, uint64_t addr, uint64_t *v)
+{
+	if (addr >= as->sp && addr - as->sp <= as->stack_size &&
+	    as->stack_size - (addr - as->sp) >= 8) {
+		memcpy(v, as->stack + (addr - as->sp), 8);
+		return true;
+	}
+	return false;
 }
 
 /* PARENT's process is the parent of AS's (its ancestors, AS's after it). */

@@ -596,6 +596,47 @@ static struct urule decode(Dwarf_Frame *f, bool signal)
 	return r;
 }
 
+/*
+ * The rule libdw gives for SVMA, and in *END where its row ends (SVMA + 1
+ * where no FDE covers it: a gap, or a hole in one).
+ */
+static struct urule libdw_rule(Dwarf_CFI *cfi, uint64_t svma, uint64_t *end)
+{
+	struct urule r = { .cfa = UCFA_NONE };
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start = svma, e = svma + 1;
+	bool signal = false;
+
+	if (dwarf_cfi_addrframe(cfi, svma, &frame) == 0 &&
+	    dwarf_frame_info(frame, &start, &e, &signal) >= 0)
+		r = decode(frame, signal);
+	else
+		e = svma + 1;
+	free(frame);
+	*end = e;
+	return r;
+}
+
+/* BYTES more (or fewer) of T's compiled rows, in every count of them. */
+static void count_rows_bytes(struct utables *ts, struct utable *t, int64_t bytes)
+{
+	ts->bytes += (uint64_t)bytes;
+	ts->rows_bytes += (uint64_t)bytes;
+	t->rows_bytes += (uint64_t)bytes;
+	if (ts->bytes > ts->peak_bytes)
+		ts->peak_bytes = ts->bytes;
+}
+
+/* Drop every table's compiled rows: they passed ts->max_bytes. */
+static void flush_rows(struct utables *ts)
+{
+	size_t n;
+
+	for (n = 0; n < ts->n; n++)
+		drop_rows(ts, ts->v[n]);
+	ts->flushes++;
+}
+
 /* Room for one more row in F, counted in the tables' bytes.  0 or -ENOMEM. */
 static int grow_rows(struct utables *ts, struct utable *t, struct ufde *f)
 {
@@ -606,9 +647,7 @@ static int grow_rows(struct utables *ts, struct utable *t, struct ufde *f)
 		return -ENOMEM;
 	f->rows = v;
 	more = (cap - f->cap) * sizeof(*f->rows);
-	ts->bytes += more;
-	ts->rows_bytes += more;
-	t->rows_bytes += more;
+	count_rows_bytes(ts, t, (int64_t)more);
 	f->cap = (uint32_t)cap;
 	return 0;
 }
@@ -618,25 +657,14 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 {
 	uint64_t lo = t->fde_lo[i], hi = i + 1 < t->nfde ? t->fde_lo[i + 1] : t->text_hi;
 	struct ufde *f = &t->fdes[i];
-	struct urule r = { .cfa = UCFA_NONE };
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Addr start = svma, end = svma + 1;
-	bool signal = false;
+	uint64_t start, end;
+	struct urule r;
 
 	if (ts->rows_bytes > ts->max_bytes) {
-		size_t n;
-
-		for (n = 0; n < ts->n; n++)
-			drop_rows(ts, ts->v[n]);
-		ts->flushes++;
+		flush_rows(ts);
 		k = 0;
 	}
-	if (dwarf_cfi_addrframe(t->cfi, svma, &frame) == 0 &&
-	    dwarf_frame_info(frame, &start, &end, &signal) >= 0)
-		r = decode(frame, signal);
-	else
-		end = svma + 1;	/* no FDE covers it: a gap, or a hole in one */
-	free(frame);
+	r = libdw_rule(t->cfi, svma, &end);
 	/*
 	 * The row holds from SVMA to END.  Not from the start libdw gives: after
 	 * DW_CFA_restore_state that is where the remembered state began (libc's
@@ -661,8 +689,6 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 	if (f->nrows == 1)
 		ts->fdes_compiled++;
 	ts->rows_compiled++;
-	if (ts->bytes > ts->peak_bytes)
-		ts->peak_bytes = ts->bytes;
 	return 0;
 }
 
@@ -676,6 +702,7 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 static int compile_fde(struct utables *ts, struct utable *t, size_t i)
 {
 	uint64_t lo = t->fde_lo[i], hi = i + 1 < t->nfde ? t->fde_lo[i + 1] : t->text_hi;
+	uint8_t entry = i == t->entry_fde && t->entry ? URULE_ENTRY : 0;
 	struct cfi_rows rows = { 0 };
 	struct ufde *f = &t->fdes[i];
 	struct urow *v;
@@ -701,38 +728,23 @@ static int compile_fde(struct utables *ts, struct utable *t, size_t i)
 
 		v[n] = (struct urow){ .off = (uint32_t)(at - lo), .end = (uint32_t)(end - lo),
 				      .r = rows.v[k].r };
-		if (i == t->entry_fde && t->entry)
-			v[n].r.flags |= URULE_ENTRY;
-		n++;
+		v[n++].r.flags |= entry;
 		at = end;
 	}
-	if (at < hi) {
-		v[n] = (struct urow){ .off = (uint32_t)(at - lo), .end = (uint32_t)(hi - lo),
-				      .r = { .cfa = UCFA_NONE } };
-		if (i == t->entry_fde && t->entry)
-			v[n].r.flags |= URULE_ENTRY;
-		n++;
-	}
-	if (ts->rows_bytes + n * sizeof(*v) > ts->max_bytes) {
-		for (k = 0; k < ts->n; k++)
-			drop_rows(ts, ts->v[k]);
-		ts->flushes++;
-	}
+	if (at < hi)
+		v[n++] = (struct urow){ .off = (uint32_t)(at - lo), .end = (uint32_t)(hi - lo),
+					.r = { .cfa = UCFA_NONE, .flags = entry } };
+	if (ts->rows_bytes + n * sizeof(*v) > ts->max_bytes)
+		flush_rows(ts);
 	if (!f->nrows)
 		ts->fdes_compiled++;
-	ts->bytes -= f->cap * sizeof(*f->rows);
-	ts->rows_bytes -= f->cap * sizeof(*f->rows);
-	t->rows_bytes -= f->cap * sizeof(*f->rows);
+	count_rows_bytes(ts, t, -(int64_t)(f->cap * sizeof(*f->rows)));
 	free(f->rows);
 	f->rows = v;
 	f->nrows = (uint32_t)n;
 	f->cap = (uint32_t)(rows.n + 1);
-	ts->bytes += f->cap * sizeof(*v);
-	ts->rows_bytes += f->cap * sizeof(*v);
-	t->rows_bytes += f->cap * sizeof(*v);
+	count_rows_bytes(ts, t, (int64_t)(f->cap * sizeof(*v)));
 	ts->rows_compiled += n;
-	if (ts->bytes > ts->peak_bytes)
-		ts->peak_bytes = ts->bytes;
 out:
 	cfi_rows_release(&rows);
 	return r;
@@ -801,20 +813,6 @@ static struct urule canonical(struct urule r)
 	return r;
 }
 
-static struct urule libdw_rule(Dwarf_CFI *cfi, uint64_t svma)
-{
-	struct urule r = { .cfa = UCFA_NONE };
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Addr start, end;
-	bool signal = false;
-
-	if (dwarf_cfi_addrframe(cfi, svma, &frame) == 0 &&
-	    dwarf_frame_info(frame, &start, &end, &signal) >= 0)
-		r = decode(frame, signal);
-	free(frame);
-	return r;
-}
-
 int utable_cross_check(const char *path, bool every, struct utable_cross *c)
 {
 	struct utables ts;
@@ -845,13 +843,13 @@ int utable_cross_check(const char *path, bool every, struct utable_cross *c)
 		for (k = 0; k < rows.n; k++) {
 			uint64_t at[3] = { rows.v[k].lo, rows.v[k].lo + (rows.v[k].hi - rows.v[k].lo) / 2,
 					   rows.v[k].hi - 1 };
-			uint64_t a, n = every ? rows.v[k].hi - rows.v[k].lo : 3;
+			uint64_t a, end, n = every ? rows.v[k].hi - rows.v[k].lo : 3;
 
 			c->rows++;
 			for (a = 0; a < n; a++) {
 				struct urule ours = canonical(rows.v[k].r),
 					     theirs = canonical(libdw_rule(t->cfi, every ? rows.v[k].lo + a
-										       : at[a]));
+										       : at[a], &end));
 
 				c->addrs++;
 				if (ours.cfa == theirs.cfa && ours.bp == theirs.bp &&

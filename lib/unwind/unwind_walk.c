@@ -77,11 +77,8 @@ static enum walk_kind lookup(struct unwinder *uw, struct addr_space *as, uint64_
 static bool read_word(const struct addr_space *as, uint64_t addr, uint64_t *v,
 		      enum prof_unwind_error *cause)
 {
-	if (addr >= as->sp && addr - as->sp <= as->stack_size &&
-	    as->stack_size - (addr - as->sp) >= 8) {
-		memcpy(v, as->stack + (addr - as->sp), 8);
+	if (as_stack_word(as, addr, v))
 		return true;
-	}
 	/* above the copy, within a plausible stack: the copy was too small */
 	*cause = addr >= as->sp && addr - as->sp < (64u << 20) ? PROF_UNWIND_STACK_COPY
 							       : PROF_UNWIND_OTHER;

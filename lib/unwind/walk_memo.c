@@ -5,7 +5,6 @@
  * with threads or time.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "walk_memo.h"
 
@@ -45,15 +44,10 @@ void walk_memo_keep(struct unwinder *uw, struct walk_memo *m)
 	uw->memos[i] = m;
 }
 
-/* The word at ADDR of the copy, as read_word() in unwind_walk.c takes it. */
+/* What reading the word at ADDR of AS's copy gives, in *V. */
 static enum memo_read word_at(const struct addr_space *as, uint64_t addr, uint64_t *v)
 {
-	if (addr >= as->sp && addr - as->sp <= as->stack_size &&
-	    as->stack_size - (addr - as->sp) >= 8) {
-		memcpy(v, as->stack + (addr - as->sp), 8);
-		return MEMO_READ_OK;
-	}
-	return MEMO_READ_OUT;
+	return as_stack_word(as, addr, v) ? MEMO_READ_OK : MEMO_READ_OUT;
 }
 
 bool walk_memo_holds(const struct addr_space *as, const struct memo_frame *f)
