@@ -79,8 +79,6 @@ struct recording_hooks {
 	void (*started)(struct recording *rc, struct prof_recorder *rec);
 	/* after each poll (about ten a second): 1 asks to stop, as -d does; < 0 fails */
 	int (*tick)(struct recording *rc, struct prof_recorder *rec);
-	/* the recording went on in a new file */
-	void (*switched)(struct recording *rc, struct prof_recorder *rec);
 	/* the recorder was closed, before the summary */
 	void (*closed)(struct recording *rc);
 };

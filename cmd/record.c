@@ -269,16 +269,6 @@ static int on_tick(struct recording *rc, struct prof_recorder *rec)
 	return 0;
 }
 
-/* The recording went on in a new file: --live follows it there. */
-static void on_switched(struct recording *rc, struct prof_recorder *rec)
-{
-	if (!live_tail)
-		return;
-	live_update();	/* the file that ended, to its trailer */
-	live_stop();
-	live_start(rec, rc->output);
-}
-
 /* The last blocks and the trailer. */
 static void on_closed(struct recording *rc)
 {
@@ -294,7 +284,7 @@ static int run_record(int argc, char **argv)
 	recording_init(&a.rc, "prof.spool");
 	a.rc.ctx = &a;
 	a.rc.hooks = (struct recording_hooks){ .started = on_started, .tick = on_tick,
-					       .switched = on_switched, .closed = on_closed };
+					       .closed = on_closed };
 	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
 	set_verbosity(a.rc.quiet ? 0 : 1 + a.rc.verbosity);
 	recording_install_signals(&a.rc);

@@ -323,20 +323,13 @@ static int exit_status(int status)
  */
 static int poll_recorder(struct recording *rc, struct prof_recorder *rec)
 {
-	PROF_OPTS(prof_recording_summary, s);
-	uint32_t files;
 	int r;
 
-	prof_recorder_summary(rec, &s);
-	files = s.files;
 	r = prof_recorder_poll(rec, 100, NULL);
 	if (r >= 0 && switch_requested) {
 		switch_requested = 0;
 		r = prof_recorder_switch_output(rec);
 	}
-	prof_recorder_summary(rec, &s);
-	if (s.files != files && rc->hooks.switched)
-		rc->hooks.switched(rc, rec);
 	if (r >= 0 && rc->hooks.tick)
 		r = rc->hooks.tick(rc, rec);
 	return r;

@@ -31,9 +31,7 @@ struct top_args {
 	struct prof_top_opts vo;
 	bool weight_given, limit_given;
 	double interval;
-	char *tmpdir;			/* without -o: the private directory of the file */
-	char *tmpfile;
-	bool unlinked;
+	bool hidden;			/* without -o: an unnamed file, switched to stay small */
 	bool tty;			/* stdout is a terminal: the full-screen view */
 	/* while recording */
 	struct prof_tail *tail;
@@ -295,9 +293,30 @@ static int read_tail(struct top_args *a)
 			a->added += b.nsamples;
 	} while (r >= 0 && b.more);
 	/* a hidden recording need not keep what was read: disk use stays flat */
-	if (r >= 0 && a->tmpfile)
+	if (r >= 0 && a->hidden)
 		prof_tail_discard_consumed(a->tail);
 	return r < 0 ? r : 0;
+}
+
+/*
+ * Processes and threads gone that the file being read may define before
+ * the hidden recording goes on in a new one.  A reader keeps all a file
+ * defines; a machine that starts a thousand processes a second would
+ * otherwise grow the recorder and the view by each of them, forever.  The
+ * new file defines again only those alive, and the view keeps its counts.
+ */
+#define SWITCH_GONE 4096
+
+static int keep_small(struct top_args *a, struct prof_recorder *rec)
+{
+	PROF_OPTS(prof_tail_stats, st);
+
+	if (!a->hidden || prof_tail_stats(a->tail, &st) < 0)
+		return 0;
+	if ((uint64_t)st.processes - st.processes_alive + st.threads - st.threads_alive <
+	    SWITCH_GONE)
+		return 0;
+	return prof_recorder_switch_output(rec);
 }
 
 /*
@@ -330,17 +349,6 @@ static int show(struct top_args *a)
 	return prof_top_print(a->view, a->tail, a->tty ? a->note : NULL, stdout);
 }
 
-/* The file is at its path once sampling starts: it leaves it at once. */
-static void hide_file(struct top_args *a)
-{
-	if (!a->tmpfile || a->unlinked)
-		return;
-	if (unlink(a->tmpfile) == 0 || errno != ENOENT) {
-		a->unlinked = true;
-		rmdir(a->tmpdir);
-	}
-}
-
 static void on_started(struct recording *rc, struct prof_recorder *rec)
 {
 	struct top_args *a = rc->ctx;
@@ -362,13 +370,14 @@ static int on_tick(struct recording *rc, struct prof_recorder *rec)
 	struct top_args *a = rc->ctx;
 	int k, r;
 
-	hide_file(a);
 	if (!a->view)
 		return -1;
 	k = read_keys(a);
 	if (k == 1)
 		return 1;
 	r = read_tail(a);
+	if (r >= 0)
+		r = keep_small(a, rec);
 	if (r >= 0 && now_s() >= a->next_print) {
 		busy_share(a, rec);
 		r = show(a);
@@ -396,30 +405,19 @@ static void on_closed(struct recording *rc)
 	a->tail = NULL;
 }
 
-/* Without -o: a directory of our own, and the recording's name in it. */
-static int make_hidden(struct top_args *a)
+/*
+ * Without -o: files without a name in $TMPDIR (or /tmp), which nothing
+ * sees and nothing leaves behind, however prof top ends; it switches to a
+ * new one when it asks (keep_small()).
+ */
+static void make_hidden(struct top_args *a)
 {
 	const char *tmp = getenv("TMPDIR");
 
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	if (asprintf(&a->tmpdir, "%s/prof-top.XXXXXX", tmp) < 0) {
-		a->tmpdir = NULL;
-		return -1;
-	}
-	if (!mkdtemp(a->tmpdir)) {
-		err_msg("cannot create a directory in %s: %s", tmp, strerror(errno));
-		free(a->tmpdir);
-		a->tmpdir = NULL;
-		return -1;
-	}
-	if (asprintf(&a->tmpfile, "%s/top.spool", a->tmpdir) < 0) {
-		a->tmpfile = NULL;
-		rmdir(a->tmpdir);
-		return -1;
-	}
-	a->rc.output = a->tmpfile;
-	return 0;
+	a->rc.output = tmp && *tmp ? tmp : "/tmp";
+	a->rc.opts.unnamed = true;
+	a->rc.opts.switch_signal = true;
+	a->hidden = true;
 }
 
 static int run_top(int argc, char **argv)
@@ -439,17 +437,11 @@ static int run_top(int argc, char **argv)
 	a.vo.refresh = a.tty;
 	/* the recording's summary when it is kept */
 	a.rc.summary = a.rc.output != NULL;
-	if (!a.rc.output && make_hidden(&a) < 0)
-		return EXIT_FAIL;
+	if (!a.rc.output)
+		make_hidden(&a);
 	recording_install_signals(&a.rc);
 	code = recording_run(&a.rc);
 	terminal_restore();
-	if (a.tmpfile) {
-		unlink(a.tmpfile);
-		rmdir(a.tmpdir);
-	}
-	free(a.tmpfile);
-	free(a.tmpdir);
 	return code;
 }
 

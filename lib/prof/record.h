@@ -137,6 +137,16 @@ struct prof_recorder_opts {
 	 */
 	const char *cpus;
 	const char *cgroup;
+	/*
+	 * The spool is a file that never gets a name, in the directory the
+	 * spool path names (O_TMPFILE): read only through
+	 * prof_recorder_tail(), it leaves nothing behind however the
+	 * recorder ends.  With switch_*, each new file is another such file:
+	 * the tail moves on to it once it has read the one before, and the
+	 * file it leaves is gone.  A recording that only a live view reads
+	 * (prof top) switches to keep its memory flat.
+	 */
+	bool unnamed;
 };
 
 /* What one prof_recorder_poll() did. */

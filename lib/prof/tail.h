@@ -117,6 +117,20 @@ struct prof_tail_stats {
 	const char *path;		/* the file followed, or NULL while waiting */
 	uint64_t offcpu_intervals;	/* off-CPU intervals handed out */
 	uint64_t offcpu_ns;		/* and their time */
+	/* the file being read: the processes and threads it defines (alive or not) */
+	uint32_t processes, threads;
+	/*
+	 * The spools followed, this one too: 1 for a file, or for files of
+	 * one recording read as one.  A recorder's tail follows its recorder
+	 * into each file it goes on in (prof_recorder_switch_output()), once
+	 * it has read the one before to its end, and each is a spool of its
+	 * own.  When this changes, prof_tail_spool() is another one: the ids
+	 * of the one before (threads, processes, stacks, frames, modules)
+	 * mean nothing in it, and a symbolizer must be made for it again.
+	 */
+	uint32_t spools;
+	uint64_t start_ns;		/* the recording's start: the first file's
+					 * (CLOCK_MONOTONIC; 0 while waiting) */
 };
 
 /*
@@ -193,8 +207,9 @@ void prof_tail_free(struct prof_tail *t);
 /*
  * The tail of REC's own spool: a tail over the file REC writes (through
  * REC's descriptor, so also before the file is at its path), opened now
- * with default options.  It follows the file to its trailer, and may
- * outlive REC.  One at a time per recorder; it may be polled on another
+ * with default options.  It follows the file to its trailer, then each
+ * file REC goes on in (prof_recorder_switch_output(); see stats.spools),
+ * and may outlive REC.  One at a time per recorder; it may be polled on another
  * thread than REC's (see Threads in <prof/prof.h>).
  * Returns: 0 and *ret; -EBUSY (REC has a tail that was not freed);
  * -ENOTSUP (REC writes to a caller-owned sink, prof_recorder_attach_sink(),

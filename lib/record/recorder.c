@@ -144,19 +144,27 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 	rec->start_ns = rec->file_start_ns = clock_ns(CLOCK_MONOTONIC);
 	rec->prev_drain_ns = 0;
 	rec->last_block_ns = rec->start_ns;
+	if (rec->opts.unnamed && (!path || sink)) {
+		r = error_setx(-EINVAL, "an unnamed spool needs a directory, not a sink");
+		goto out_free;
+	}
 	if (rec->opts.switch_bytes || rec->opts.switch_ns || rec->opts.switch_signal) {
 		/* a recording in files named after PATH: the first one's name now */
 		r = !path ? error_setx(-EINVAL, "a recording that switches files needs a spool "
 						 "path, not a sink")
 			  : rec_switch_init(rec, path);
-		if (r == 0 && !(switch_path = rec_switch_first_name(rec)))
+		if (r == 0 && !rec->opts.unnamed && !(switch_path = rec_switch_first_name(rec)))
 			r = error_setx(-ENOMEM, "out of memory");
 		if (r < 0)
 			goto out_free;
-		path = switch_path;
+		if (switch_path)
+			path = switch_path;
 	}
 	/* the file is made last: nothing that fails before it leaves one */
-	r = path ? spool_file_create(&rec->file, path) : 0;
+	if (rec->opts.unnamed)
+		r = spool_file_create_unnamed(&rec->file, path);
+	else
+		r = path ? spool_file_create(&rec->file, path) : 0;
 	if (r == 0)
 		r = rec_new_writer(rec, sink);
 	if (r < 0)
@@ -456,8 +464,8 @@ void prof_recorder_free(struct prof_recorder *rec)
 
 	if (!rec)
 		return;
-	if (rec->tail_link)
-		*rec->tail_link = NULL;	/* the tail lives on, on its own */
+	if (rec->tail.tail)
+		rec->tail.orphan(rec->tail.tail);	/* the tail lives on, on its own */
 	for (i = 0; i < rec->nheld; i++)
 		release_process(&rec->held[i]);
 	free(rec->held);

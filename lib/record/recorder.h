@@ -60,6 +60,19 @@ struct stack_memo {
 	struct path_key key[UNWIND_MAX_FRAMES];	/* of the path from the root to each */
 };
 
+/*
+ * What a recorder tells its tail, which lib/tail/ fills in when it makes
+ * one (prof_recorder_tail()) and clears when it is freed: the recorder
+ * knows the tail only through it, as the later stage it is.
+ */
+struct recorder_tail_link {
+	struct prof_tail *tail;		/* NULL: no tail */
+	/* REC goes on in the file open at FD, whose modules IMAGES holds */
+	int (*next_file)(struct prof_tail *t, int fd, struct image_set *images);
+	/* the recorder is freed: the tail goes on alone */
+	void (*orphan)(struct prof_tail *t);
+};
+
 struct prof_recorder {
 	struct prof_recorder_opts opts;
 	struct prof_spool_writer *w;
@@ -123,15 +136,11 @@ struct prof_recorder {
 	 */
 	uint64_t malformed_records;
 	uint32_t malformed_type, malformed_size;
-	/*
-	 * Its live tail's pointer back to it, or NULL while it has none.  The
-	 * tail (recorder_tail.c) sets it, and clears it when it is freed; the
-	 * recorder clears what it points at when it goes first.  So neither
-	 * calls the other.
-	 */
-	struct prof_recorder **tail_link;
+	/* its live tail (lib/tail/recorder_tail.c), or none */
+	struct recorder_tail_link tail;
 	/* --switch-output (recorder_switch.c) */
-	char *switch_base;		/* the path the files are named after; NULL: one file */
+	char *switch_base;		/* the path the files are named after (unnamed: their
+					 * directory); NULL: one file */
 	uint64_t switch_next_ns;	/* when the current file ends by time; 0: not by time */
 	char **switch_files;		/* the files written, oldest first (for --switch-max-files) */
 	size_t nswitch_files, switch_files_cap;

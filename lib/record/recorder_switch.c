@@ -49,10 +49,15 @@ int rec_switch_init(struct prof_recorder *rec, const char *base)
 {
 	struct stat st;
 
-	/* FILE names the files: FILE itself, if it is there, must be a file like them */
-	if (stat(base, &st) == 0 && !S_ISREG(st.st_mode))
+	if (rec->opts.unnamed) {
+		if (stat(base, &st) < 0 || !S_ISDIR(st.st_mode))
+			return error_setx(-ENOTDIR, "an unnamed spool needs a directory: '%s' is "
+					  "none", base);
+	} else if (stat(base, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* FILE names the files: FILE itself, if it is there, must be a file like them */
 		return error_setx(-EINVAL, "a recording that switches files needs a regular file: "
 				  "'%s' is a pipe, a device or a directory", base);
+	}
 	rec->switch_base = xstrdup(base);
 	rec->switch_next_ns = rec->opts.switch_ns ? rec->start_ns + rec->opts.switch_ns : 0;
 	return rec->switch_base ? 0 : error_setx(-ENOMEM, "out of memory");
@@ -89,7 +94,8 @@ static int keep_newest(struct prof_recorder *rec, const char *path)
 
 int rec_switch_published(struct prof_recorder *rec)
 {
-	return rec->switch_base ? keep_newest(rec, rec->file.path) : 0;
+	/* unnamed files have no name to remove: each goes with its last reader */
+	return rec->switch_base && !rec->opts.unnamed ? keep_newest(rec, rec->file.path) : 0;
 }
 
 /* The frames and stack nodes of the old writer, by id, to carry stacks over. */
@@ -261,8 +267,8 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	o.nprocs = spool_writer_count(old_w, SPOOL_COUNT_PROCESSES) + 1;
 	o.modules = calloc(o.nmodules, sizeof(*o.modules));
 	o.procs = calloc(o.nprocs, sizeof(*o.procs));
-	name = switch_name(rec->switch_base, old_file.path);
-	if (r == 0 && (!o.modules || !o.procs || !name))
+	name = rec->opts.unnamed ? NULL : switch_name(rec->switch_base, old_file.path);
+	if (r == 0 && (!o.modules || !o.procs || (!name && !rec->opts.unnamed)))
 		r = error_setx(-ENOMEM, "out of memory");
 	/* the off-CPU intervals open: cut at the switch, to go on in the new file */
 	now = clock_ns(CLOCK_MONOTONIC);
@@ -278,9 +284,12 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	if (r == 0)
 		file_counters(rec, &c);
 	if (r == 0)
-		r = spool_file_create(&rec->file, name);
-	if (r < 0)
+		r = rec->opts.unnamed ? spool_file_create_unnamed(&rec->file, rec->switch_base)
+				      : spool_file_create(&rec->file, name);
+	if (r < 0) {
+		rec->file = old_file;	/* the recording goes on in the file it has */
 		goto out;
+	}
 	rec->file_start_ns = now;
 	r = rec_new_writer(rec, NULL);
 	if (r == 0)
@@ -301,6 +310,14 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	offcpu_init(&oc_new, rec->w);
 	if (r == 0)
 		r = carry_over(rec, &o, &oc_new, open, nopen, now);
+	/*
+	 * The tail reads the old file to its end, then this one: what is
+	 * alive is in its first block at once, not when the block fills.
+	 */
+	if (r == 0 && rec->tail.tail)
+		r = prof_spool_writer_flush(rec->w);
+	if (r == 0 && rec->tail.tail)
+		r = rec->tail.next_file(rec->tail.tail, rec->file.fd, rec->capture.images);
 	offcpu_release(&rec->offcpu);
 	oc_new.stats = rec->offcpu.stats;	/* the recording's, summed over its files */
 	rec->offcpu = oc_new;

@@ -86,6 +86,41 @@ fail:
 	return r;
 }
 
+int spool_file_create_unnamed(struct spool_file *f, const char *dir)
+{
+	char *tmp = NULL;
+	int r;
+
+	*f = (struct spool_file){ .fd = -1, .published = true };
+	if (!dir || !*dir)
+		return error_setx(-EINVAL, "no directory for an unnamed spool");
+	if (asprintf(&f->path, "an unnamed file in %s", dir) < 0) {
+		f->path = NULL;
+		return error_setx(-ENOMEM, "out of memory");
+	}
+	f->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (f->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		if (asprintf(&tmp, "%s/.prof-spool.XXXXXX", dir) < 0) {
+			tmp = NULL;
+			r = error_setx(-ENOMEM, "out of memory");
+			goto fail;
+		}
+		f->fd = mkostemp(tmp, O_CLOEXEC);
+		if (f->fd >= 0)
+			unlink(tmp);
+		free(tmp);
+	}
+	if (f->fd < 0) {
+		r = error_set(-errno, "cannot create a spool in '%s'", dir);
+		goto fail;
+	}
+	f->locked = flock(f->fd, LOCK_EX | LOCK_NB) == 0;
+	return 0;
+fail:
+	spool_file_close(f);
+	return r;
+}
+
 int spool_file_publish(struct spool_file *f)
 {
 	char proc[64], *old = NULL;

@@ -31,6 +31,16 @@ struct spool_file {
 int spool_file_create(struct spool_file *f, const char *path);
 
 /*
+ * Make a file that never gets a name, in directory DIR: O_TMPFILE where
+ * the file system can, else a file made there and removed at once.  It
+ * counts as published (there is nothing more to do at the start) and is
+ * gone once every descriptor of it is closed: a recording only its tail
+ * reads (prof top), which leaves nothing behind however it ends.  0, or
+ * -errno with the message naming DIR.
+ */
+int spool_file_create_unnamed(struct spool_file *f, const char *dir);
+
+/*
  * Put the file at its path: an existing PATH becomes PATH.old first (as
  * perf does with perf.data).  Does nothing the second time.  0 or -errno.
  */

@@ -8,7 +8,8 @@
  * the functions inlined at the address as frames of their own, and a
  * file:line to each.  Names are demangled unless asked not to.  Each frame
  * is resolved once; each file is opened, and its debug info looked for,
- * once per (path, build-id), and its problems are logged once, at WARN,
+ * once per (path, build-id) (a symbolizer that follows a recorder into its
+ * next file keeps those the last one needed), and its problems are logged once, at WARN,
  * when a name is first taken from it.  Stand-in names keep unnamed frames
  * apart.  It reads the spool's tables, never its records.
  */
@@ -46,6 +47,9 @@ struct sym_file {
 	bool ok;		/* opened and read */
 	bool dwarf;		/* dw holds DWARF */
 	bool warned;		/* problem was logged */
+	char *key;		/* its key in file_ids: path, '\0', recorded build-id */
+	size_t key_len;
+	uint32_t used;		/* the spool generation that last needed it */
 };
 
 struct sym_frame {
@@ -78,6 +82,7 @@ struct prof_symbolizer {
 	bool demangle;
 	struct debuginfo debug;
 	struct image_set *images;	/* the recorder's files, for its tail; NULL: none */
+	uint32_t generation;		/* spools followed before this one */
 };
 
 /* In demangled: a name the demangler does not know, shown as it is. */
@@ -111,6 +116,14 @@ int prof_symbolizer_new(const struct prof_spool *sp, const struct prof_symbolize
 	return 0;
 }
 
+static void release_file(struct sym_file *f)
+{
+	elf_file_release(&f->elf);
+	dwinfo_release(&f->dw);
+	free(f->problem);
+	free(f->key);
+}
+
 void prof_symbolizer_free(struct prof_symbolizer *s)
 {
 	struct frame_block *b;
@@ -118,11 +131,8 @@ void prof_symbolizer_free(struct prof_symbolizer *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nfiles; i++) {
-		elf_file_release(&s->files[i].elf);
-		dwinfo_release(&s->files[i].dw);
-		free(s->files[i].problem);
-	}
+	for (i = 0; i < s->nfiles; i++)
+		release_file(&s->files[i]);
 	for (i = 0; i < s->nnames; i++)
 		free(s->names[i]);
 	while ((b = s->blocks)) {
@@ -145,6 +155,54 @@ void symbolizer_read_images(struct prof_symbolizer *s, struct image_set *set)
 {
 	image_set_unref(s->images);
 	s->images = set ? image_set_ref(set) : NULL;
+}
+
+int symbolizer_follow(struct prof_symbolizer *s, const struct prof_spool *sp,
+		      struct image_set *set)
+{
+	struct frame_block *b;
+	size_t i, n = 0;
+	int r = 0;
+
+	/* what named the old spool's frames, by its ids */
+	while ((b = s->blocks)) {
+		s->blocks = b->next;
+		free(b);
+	}
+	free(s->frames);
+	s->frames = NULL;
+	s->frames_cap = 0;
+	free(s->module_file);
+	s->module_file = NULL;
+	s->module_file_cap = 0;
+	symtab_release(&s->spool_syms);
+	s->nsyms = 0;
+	for (i = 0; i < s->nnames; i++)
+		free(s->names[i]);
+	s->nnames = 0;
+	strmap_release(&s->demangled);
+	/*
+	 * The files the old spool needed stay open, their DWARF read: the
+	 * new one maps mostly the same.  The others go, or a machine that
+	 * runs ever new binaries (a build's) would keep each.
+	 */
+	strmap_release(&s->file_ids);
+	for (i = 0; i < s->nfiles; i++) {
+		if (s->files[i].used != s->generation) {
+			release_file(&s->files[i]);
+			continue;
+		}
+		s->files[n] = s->files[i];
+		if (r == 0)
+			r = strmap_insert(&s->file_ids, s->files[n].key, s->files[n].key_len,
+					  (uint32_t)n + 1);
+		n++;
+	}
+	s->nfiles = n;
+	s->generation++;
+	s->sp = sp;
+	symbolizer_read_images(s, set);
+	return r;
 }
 
 /* Index the spool's symbol records again when more were read. */
@@ -350,6 +408,9 @@ static int module_file(struct prof_symbolizer *s, const struct prof_module *m,
 				return r;
 			}
 			memset(&s->files[s->nfiles], 0, sizeof(*s->files));
+			s->files[s->nfiles].key = key;
+			s->files[s->nfiles].key_len = plen + 1 + m->build_id_len;
+			key = NULL;
 			idx = (uint32_t)++s->nfiles;
 			r = open_file(s, &s->files[idx - 1], m);
 		}
@@ -358,6 +419,7 @@ static int module_file(struct prof_symbolizer *s, const struct prof_module *m,
 			return r;
 		s->module_file[m->id] = idx;
 	}
+	s->files[idx - 1].used = s->generation;
 	*ret = &s->files[idx - 1];
 	return 0;
 }

@@ -16,4 +16,14 @@
  */
 void symbolizer_read_images(struct prof_symbolizer *s, struct image_set *set);
 
+/*
+ * S names the frames of SP from now on, the next file of the recording it
+ * named (a recorder's tail that moved on), whose modules SET holds (NULL:
+ * none): every frame, module and symbol id of the old spool is forgotten,
+ * the files its modules needed stay open with their DWARF, the rest are
+ * closed.  0, or -ENOMEM (S is still usable, it may open a file again).
+ */
+int symbolizer_follow(struct prof_symbolizer *s, const struct prof_spool *sp,
+		      struct image_set *set);
+
 #endif /* PROF_SYMBOLIZE_H */

@@ -22,7 +22,7 @@
 
 #include "internal.h"
 #include "spool/spool_merge.h"
-#include "tail.h"
+#include "tail_state.h"
 
 #define DEFAULT_BATCH 4096
 #define WAIT_SLICE_MS 100	/* how often to look again without inotify */
@@ -90,6 +90,13 @@ static void watch(struct prof_tail *t)
 	}
 }
 
+/* T reads another spool: the first one's start is the recording's. */
+static void count_spool(struct prof_tail *t)
+{
+	if (!t->stats.spools++)
+		t->stats.start_ns = prof_spool_meta(t->sp)->mono_start_ns;
+}
+
 int tail_attach_fd(struct prof_tail *t, int fd, const char *name)
 {
 	SIZED(prof_spool_status, st);
@@ -113,6 +120,7 @@ int tail_attach_fd(struct prof_tail *t, int fd, const char *name)
 	t->seen_blocks = st.blocks;
 	t->max_size = t->polled_size = st.file_size;
 	t->state = PROF_TAIL_STATE_RUNNING;
+	count_spool(t);
 	watch(t);
 	return 0;
 }
@@ -180,6 +188,7 @@ static int follow_files(struct prof_tail *t, const char *const *paths, size_t n)
 	t->seen_blocks = st.blocks;
 	t->polled_size = t->max_size;
 	t->state = PROF_TAIL_STATE_RUNNING;
+	count_spool(t);
 	return 0;
 }
 
@@ -397,12 +406,14 @@ static int on_event(struct prof_tail *t, const struct prof_record *ev, struct pr
 	}
 	case PROF_RECORD_PROCESS:
 		s->processes_alive++;
+		s->processes++;
 		break;
 	case PROF_RECORD_PROCESS_EXIT:
 		s->processes_alive -= s->processes_alive > 0;
 		break;
 	case PROF_RECORD_THREAD:
 		s->threads_alive++;
+		s->threads++;
 		forget_comm(t, ev->id);
 		break;
 	case PROF_RECORD_THREAD_EXIT:
@@ -530,6 +541,8 @@ static int read_batch(struct prof_tail *t, struct prof_tail_batch *b)
 		b->more = true;
 		stop(t, PROF_TAIL_STATE_RUNNING, "");
 	}
+	if (t->nnext && t->state == PROF_TAIL_STATE_FINISHED)
+		b->more = true;	/* the recorder went on in another file: read it now */
 	b->nsamples = n;
 	/* the recording went on in a file after the one watched: watch that one */
 	if (t->several && strcmp(spool_merge_last_path(t->sp), t->opened))
@@ -582,6 +595,12 @@ int prof_tail_poll(struct prof_tail *t, struct prof_tail_batch *ret)
 		if (r < 0)
 			return r;
 		b.activity = t->sp != NULL;
+	}
+	if (t->sp && t->nnext && t->move_on && t->state == PROF_TAIL_STATE_FINISHED) {
+		r = t->move_on(t);
+		if (r < 0)
+			return r;
+		b.activity = r > 0;
 	}
 	if (t->sp && !prof_tail_state_is_final(t->state)) {
 		b.activity |= check_size(t);

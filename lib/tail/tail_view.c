@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "strmap.h"
+#include "tail_state.h"
 
 #define DEFAULT_LIMIT 20
 #define EMPTY_STACK_NAME "[empty stack]"
@@ -53,6 +54,7 @@ struct prof_tail_view {
 	struct view_func *funcs;
 	size_t nfuncs, funcs_cap;
 	uint32_t empty_func;		/* index + 1 of "[empty stack]", 0 until needed */
+	uint32_t spools;		/* the tail's spool count when last read */
 	uint64_t last_samples, last_lost, all_samples, all_lost;
 	uint64_t last_total, all_total;	/* the weight of what was counted */
 	struct view_offcpu last_off, all_off;
@@ -203,6 +205,22 @@ static void forget_frames(struct prof_tail_view *v)
 		free(v->frames[i].seg);
 		v->frames[i].seg = NULL;
 	}
+}
+
+/*
+ * T reads another spool now (its recorder went on in another file): its
+ * frame ids are new, to be named again.  0 or -errno.
+ */
+static int follow_spool(struct prof_tail_view *v, struct prof_tail *t)
+{
+	SIZED(prof_tail_stats, st);
+
+	prof_tail_stats(t, &st);
+	if (st.spools == v->spools)
+		return 0;
+	v->spools = st.spools;
+	forget_frames(v);
+	return v->sym ? tail_symbolizer_follow(t, v->sym) : 0;
 }
 
 /* The frames of stack node LEAF, leaf first, into v->path: their number, or -errno. */
@@ -356,6 +374,9 @@ int prof_tail_view_add(struct prof_tail_view *v, struct prof_tail *t,
 	v->t = t;
 	v->last_lost += b->lost;
 	v->all_lost += b->lost;
+	r = follow_spool(v, t);
+	if (r < 0)
+		return r;
 	if (!b->nsamples)
 		return 0;
 	if (!sp)
@@ -577,9 +598,9 @@ int prof_tail_view_print(struct prof_tail_view *v, struct prof_tail *t, FILE *ou
 		return (int)n;
 	errno = 0;
 	if (v->opts.format == PROF_TAIL_FORMAT_TOP)
-		print_top(v, &st, prof_spool_meta(sp)->mono_start_ns, out, n);
+		print_top(v, &st, st.start_ns, out, n);
 	else
-		print_json(v, &st, prof_spool_meta(sp)->mono_start_ns, out, n);
+		print_json(v, &st, st.start_ns, out, n);
 	for (i = 0; i < v->nfuncs; i++)
 		v->funcs[i].last = 0;
 	v->last_samples = v->last_lost = v->last_total = 0;

@@ -8,6 +8,9 @@
  * follows what runs now.  Frames are named once each (their inline chain
  * as function ids), functions, processes and (function, process) pairs
  * counted by id: memory grows with distinct content, not with samples.
+ * Processes are known by pid and start time, not by spool id, so that a
+ * recorder that goes on in another file (prof top's, to keep its own
+ * memory flat) keeps every count: only the frames are named again.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include "intern.h"
 #include "internal.h"
 #include "strmap.h"
+#include "tail_state.h"
 
 #define DEFAULT_LIMIT 20
 #define EMPTY_STACK_NAME "[empty stack]"
@@ -42,7 +46,10 @@ struct top_func {
 };
 
 struct top_proc {
-	uint32_t id;		/* spool id of the process; 0: unknown */
+	uint32_t id;		/* its spool id in the file read now; 0: none there */
+	int32_t pid;		/* 0: unknown */
+	uint64_t start;		/* its start time: with pid, the process across pid reuse */
+	char comm[32];		/* as of the last print that could look it up */
 	weights self;
 	uint32_t best_pair;	/* at print: its hottest function (by self) */
 };
@@ -63,7 +70,9 @@ struct prof_top {
 	struct top_func *funcs;
 	size_t nfuncs, funcs_cap;
 	uint32_t empty_func;		/* index + 1 of "[empty stack]", 0 until needed */
-	struct intern_map proc_ids;	/* (spool id, 0) -> index + 1 */
+	uint32_t spools;		/* the tail's spool count when last read */
+	struct intern_map proc_ids;	/* (pid, start) -> index + 1 */
+	struct intern_map file_procs;	/* (spool id, 0) -> index + 1, in the file read now */
 	struct top_proc *procs;
 	size_t nprocs, procs_cap;
 	struct intern_map pair_ids;	/* (func, proc) -> index + 1 */
@@ -107,6 +116,7 @@ int prof_top_new(const struct prof_top_opts *opts, struct prof_top **ret)
 		return r;
 	}
 	intern_init(&v->proc_ids);
+	intern_init(&v->file_procs);
 	intern_init(&v->pair_ids);
 	*ret = v;
 	return 0;
@@ -219,24 +229,74 @@ static void forget_frames(struct prof_top *v)
 
 /* ---- counting ----------------------------------------------------------- */
 
-static int proc_index(struct prof_top *v, uint32_t id, uint32_t *ret)
+/* The key of a process: pid and start time; an unknown one has pid 0. */
+static void proc_key(const struct prof_process *p, uint64_t *a, uint64_t *b)
 {
-	uint32_t i = intern_find(&v->proc_ids, id, 0);
-	void *p = v->procs;
+	*a = p ? (uint64_t)(uint32_t)p->pid : 0;
+	*b = p ? p->start_time_ns : 0;
+}
+
+static void name_proc(struct top_proc *tp, const struct prof_process *p)
+{
+	snprintf(tp->comm, sizeof(tp->comm), "%s", p && *p->comm ? p->comm : "?");
+}
+
+/* The index of spool process ID (0: unknown) of SP. */
+static int proc_index(struct prof_top *v, const struct prof_spool *sp, uint32_t id,
+		      uint32_t *ret)
+{
+	uint32_t i = intern_find(&v->file_procs, id, 0);
+	const struct prof_process *p;
+	uint64_t a, b;
+	void *q;
 	int r;
 
+	if (i) {
+		*ret = i - 1;
+		return 0;
+	}
+	p = id ? prof_spool_process(sp, id) : NULL;
+	proc_key(p, &a, &b);
+	i = intern_find(&v->proc_ids, a, b);
 	if (!i) {
-		r = grow_array(&p, &v->procs_cap, v->nprocs + 1, sizeof(*v->procs));
-		v->procs = p;
+		q = v->procs;
+		r = grow_array(&q, &v->procs_cap, v->nprocs + 1, sizeof(*v->procs));
+		v->procs = q;
 		if (r == 0)
-			r = intern_insert(&v->proc_ids, id, 0, (uint32_t)v->nprocs + 1);
+			r = intern_insert(&v->proc_ids, a, b, (uint32_t)v->nprocs + 1);
 		if (r < 0)
 			return r;
-		v->procs[v->nprocs] = (struct top_proc){ .id = id };
+		v->procs[v->nprocs] = (struct top_proc){ .pid = p ? p->pid : 0, .start = b };
+		name_proc(&v->procs[v->nprocs], p);
 		i = (uint32_t)++v->nprocs;
 	}
+	r = intern_insert(&v->file_procs, id, 0, i);
+	if (r < 0)
+		return r;
+	v->procs[i - 1].id = id;
 	*ret = i - 1;
 	return 0;
+}
+
+/*
+ * T reads another spool now (its recorder went on in another file): its
+ * ids are new, its frames to be named again, by the symbolizer that keeps
+ * the files it opened.  0 or -errno.
+ */
+static int follow_spool(struct prof_top *v, struct prof_tail *t)
+{
+	SIZED(prof_tail_stats, st);
+	size_t i;
+
+	prof_tail_stats(t, &st);
+	if (st.spools == v->spools)
+		return 0;
+	v->spools = st.spools;
+	forget_frames(v);
+	intern_release(&v->file_procs);
+	for (i = 0; i < v->nprocs; i++)
+		v->procs[i].id = 0;
+	return v->sym ? tail_symbolizer_follow(t, v->sym) : 0;
 }
 
 static int pair_index(struct prof_top *v, uint32_t func, uint32_t proc, uint32_t *ret)
@@ -299,7 +359,7 @@ static int count_sample(struct prof_top *v, const struct prof_spool *sp,
 	bool first = true;
 	int r;
 
-	r = proc_index(v, th ? th->process : 0, &proc);
+	r = proc_index(v, sp, th ? th->process : 0, &proc);
 	if (r < 0)
 		return r;
 	v->seq++;
@@ -355,6 +415,9 @@ int prof_top_add(struct prof_top *v, struct prof_tail *t, const struct prof_tail
 		return error_setx(-EINVAL, "top view: another tail");
 	v->t = t;
 	v->lost += b->lost;
+	r = follow_spool(v, t);
+	if (r < 0)
+		return r;
 	if (!b->nsamples)
 		return 0;
 	if (!sp)
@@ -424,7 +487,7 @@ static int by_proc(const void *a, const void *b)
 
 	if (x->self[w] != y->self[w])
 		return cmp_w(x->self[w], y->self[w]);
-	return x->id < y->id ? -1 : x->id > y->id;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
 /*
@@ -436,6 +499,17 @@ static int by_proc(const void *a, const void *b)
 static bool some(const struct prof_top *v, double x)
 {
 	return x > v->sum[v->opts.weight] * SOME_SHARE && x > 0;
+}
+
+/* The names of the processes in the file read now, as they are now (an exec renames). */
+static void refresh_names(struct prof_top *v)
+{
+	const struct prof_spool *sp = prof_tail_spool(v->t);
+	size_t i;
+
+	for (i = 0; i < v->nprocs; i++)
+		if (v->procs[i].id && v->procs[i].pid)
+			name_proc(&v->procs[i], prof_spool_process(sp, v->procs[i].id));
 }
 
 /* For each function its main process, for each process its hottest function. */
@@ -492,15 +566,14 @@ static double pct(double part, double whole)
 /* "comm[pid]" of process index PROC into BUF, control characters as '?'. */
 static const char *proc_name(const struct prof_top *v, uint32_t proc, char *buf, size_t len)
 {
-	const struct prof_process *p = prof_spool_process(prof_tail_spool(v->t),
-							  v->procs[proc].id);
+	const struct top_proc *p = &v->procs[proc];
 	char *c;
 
-	if (!p) {
+	if (!p->pid) {
 		snprintf(buf, len, "[unknown]");
 		return buf;
 	}
-	snprintf(buf, len, "%s[%" PRId32 "]", *p->comm ? p->comm : "?", p->pid);
+	snprintf(buf, len, "%s[%" PRId32 "]", p->comm, p->pid);
 	for (c = buf; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
@@ -538,7 +611,7 @@ static double interval_rate(const struct prof_top *v)
 
 static void print_header(struct prof_top *v, const struct prof_tail_stats *st, FILE *out)
 {
-	uint64_t start = prof_spool_meta(prof_tail_spool(v->t))->mono_start_ns;
+	uint64_t start = st->start_ns;
 	char clock[16] = "";
 	time_t now = time(NULL);
 	struct tm tm;
@@ -648,18 +721,17 @@ static void put_json_str(FILE *out, const char *s)
 
 static void json_proc(struct prof_top *v, uint32_t proc, FILE *out)
 {
-	const struct prof_process *p = prof_spool_process(prof_tail_spool(v->t),
-							  v->procs[proc].id);
+	const struct top_proc *p = &v->procs[proc];
 
 	fputs("\"process\":", out);
-	put_json_str(out, p ? p->comm : "");
-	fprintf(out, ",\"pid\":%" PRId32, p ? p->pid : 0);
+	put_json_str(out, p->pid ? p->comm : "");
+	fprintf(out, ",\"pid\":%" PRId32, p->pid);
 }
 
 static void print_json(struct prof_top *v, const struct prof_tail_stats *st, FILE *out,
 		       int64_t n)
 {
-	uint64_t start = prof_spool_meta(prof_tail_spool(v->t))->mono_start_ns;
+	uint64_t start = st->start_ns;
 	enum prof_weight w = v->opts.weight;
 	char busy[32] = "null";
 	int64_t i;
@@ -732,13 +804,18 @@ int prof_top_print(struct prof_top *v, struct prof_tail *t, const char *note, FI
 {
 	SIZED(prof_tail_stats, st);
 	int64_t n;
+	int r;
 
 	if (!v || !t || (v->t && v->t != t))
 		return error_setx(-EINVAL, "top view: another tail");
 	v->t = t;
 	if (!prof_tail_spool(t))
 		return 0;
+	r = follow_spool(v, t);
+	if (r < 0)
+		return r;
 	prof_tail_stats(t, &st);
+	refresh_names(v);
 	attribute(v);
 	n = rank(v);
 	if (n < 0)
@@ -810,13 +887,20 @@ static int forget_noise(struct prof_top *v)
 	}
 	intern_release(&v->pair_ids);
 	intern_release(&v->proc_ids);
+	intern_release(&v->file_procs);
 	for (i = 0; i < np && r == 0; i++) {
 		v->pairs[i].proc = to[v->pairs[i].proc];
 		r = intern_insert(&v->pair_ids, v->pairs[i].func, v->pairs[i].proc,
 				  (uint32_t)i + 1);
 	}
-	for (i = 0; i < nq && r == 0; i++)
-		r = intern_insert(&v->proc_ids, v->procs[i].id, 0, (uint32_t)i + 1);
+	for (i = 0; i < nq && r == 0; i++) {
+		const struct top_proc *p = &v->procs[i];
+
+		r = intern_insert(&v->proc_ids, (uint64_t)(uint32_t)p->pid, p->start,
+				  (uint32_t)i + 1);
+		if (r == 0 && p->id)
+			r = intern_insert(&v->file_procs, p->id, 0, (uint32_t)i + 1);
+	}
 	free(to);
 	v->npairs = np;
 	v->nprocs = nq;
@@ -857,6 +941,7 @@ void prof_top_free(struct prof_top *v)
 	free(v->funcs);
 	strmap_release(&v->func_ids);
 	intern_release(&v->proc_ids);
+	intern_release(&v->file_procs);
 	intern_release(&v->pair_ids);
 	free(v->procs);
 	free(v->pairs);

@@ -292,6 +292,34 @@ wait_rc() {
 	assert_equal "${stderr_lines[0]}" "prof record: --live and --quiet cannot be used together"
 }
 
+@test "record --live --switch-output: one view across the files, its count the recording's" {
+	require_perf_events
+	run -0 --separate-stderr "$PROF" record --live --switch-output=1s -o live.spool -- \
+		"$T/ladder" 3.5
+	run -0 ls live.spool.*
+	((${#lines[@]} >= 3)) || fail "fewer than three files: $output"
+	# every view while it ran: ladder alive, the time from the recording's start
+	run -0 grep -E '^prof tail: live.spool, running, ' <<<"$stderr"
+	((${#lines[@]} >= 3)) || fail "fewer than three views: $stderr"
+	# (the first is printed at once, before anything was read)
+	local l
+	for l in "${lines[@]:1}"; do
+		assert_regex "$l" ', 1 process and 1 thread alive$'
+	done
+	local t prev=0
+	for t in $(sed -nE 's/^prof tail: live.spool, [a-z]+, ([0-9.]+) s recorded.*/\1/p' <<<"$stderr"); do
+		awk -v t="$t" -v p="$prev" 'BEGIN { exit !(t >= p) }' || fail "recorded time went $prev -> $t: $stderr"
+		prev=$t
+	done
+	awk -v t="$prev" 'BEGIN { exit !(t >= 3) }' || fail "the last view says $prev s recorded"
+	# one count over every file: the last "all" is every sample the files hold
+	local all
+	all=$(grep -E '^last .*; all: [0-9]+ samples' <<<"$stderr" | tail -n 1 | sed -E 's/.*all: ([0-9]+) samples.*/\1/')
+	run -0 "$PROF" report -q --format=json live.spool.*
+	assert_equal "$all" "$(jq '.counters.samples' <<<"$output")"
+	assert_regex "${stderr_lines[-1]}" "^prof: $all samples, .*: live\\.spool\\.\\* \\([0-9]+ files\\)$"
+}
+
 @test "a hidden temporary file beside the spool is never followed" {
 	spool f.spool --samples 3000 --elf "$T/ladder" >/dev/null
 	# a cut copy, as a killed recorder leaves it, named after a pid that a

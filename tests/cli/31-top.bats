@@ -271,6 +271,68 @@ compare_phases() {
 	assert_output 'ladder ladder_d'
 }
 
+# The inodes of the hidden files prof top $1 holds open in $TMPDIR, one a line.
+hidden_inodes() {
+	local f l
+	for f in /proc/"$1"/fd/*; do
+		l=$(readlink "$f") || continue
+		case $l in "$TMPDIR"/*" (deleted)") stat -L -c %i "$f" ;; esac
+	done | sort -u
+}
+
+# Until prof top $1 holds a hidden file that is not one of inodes $2.
+wait_for_new_file() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ -n "$(comm -13 <(printf '%s\n' $2) <(hidden_inodes "$1"))" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "top goes on in a new hidden file as processes come and go, and on SIGUSR2: counts and names whole" {
+	# ladder runs while 2500 processes start and exit (4096 gone makes a
+	# new file), then SIGUSR2 asks for another; a file "stop" ends it
+	"$PROF" top --format=json -i 0.5 -n 5000 -- sh -c "'$T/ladder' 120 >/dev/null &
+		echo \$! >ladder.pid
+		for i in \$(seq 2500); do /bin/true; done; touch churned
+		while [ ! -e stop ]; do sleep 0.1; done; kill \$!; wait; exit 0" >top.json 2>top.err &
+	local top=$! i
+	BG+=("$top")
+	wait_for_line top.json '"ladder_d"' || fail "no view: $(cat top.json top.err)"
+	local first
+	first=$(hidden_inodes "$top")
+	[ -n "$first" ] || fail "no hidden file open in $TMPDIR: $(ls -l /proc/$top/fd)"
+	for ((i = 0; i < 1200; i++)); do
+		[ -e churned ] && break
+		sleep 0.1
+	done
+	[ -e churned ] || fail "the churn did not end"
+	wait_for_new_file "$top" "$first" || fail "still in its first file after 2500 processes"
+	local second
+	second=$(hidden_inodes "$top")
+	kill -USR2 "$top"
+	wait_for_new_file "$top" "$second" || fail "SIGUSR2 made no new file"
+	sleep 1.5	# prints from the newest file
+	touch stop
+	wait_rc "$top"
+	[ "$rc" -eq 0 ] || fail "exit $rc: $(cat top.err)"
+	run -0 find tmp -mindepth 1
+	assert_output ''
+	# the last view: ladder's chain whole and named, its process by pid and name
+	grep '^{' top.json | tail -n 1 >last.json
+	run -0 jq -r '.rows[0].function' last.json
+	assert_output ladder_d
+	run -0 jq -r --argjson pid "$(cat ladder.pid)" \
+		'.rows[] | select(.function == "ladder_d") | [.process, .pid == $pid] | @tsv' last.json
+	assert_output $'ladder\ttrue'
+	local d a
+	d=$(jq -r '.rows[] | select(.function == "ladder_d") | .self' last.json)
+	a=$(jq -r '.rows[] | select(.function == "ladder_a") | .total' last.json)
+	at_least "$a" "$(awk -v d="$d" 'BEGIN { print d * 0.95 }')" ||
+		fail "ladder_a total $a%, ladder_d self $d%: $(cat last.json)"
+}
+
 @test "top usage errors exit 64 with one line" {
 	run -64 --separate-stderr "$PROF" top --limit 0 -- true
 	assert_regex "${stderr_lines[0]}" "invalid --limit '0'"

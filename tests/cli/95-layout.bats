@@ -58,14 +58,14 @@ load test_helper
 	local t=$BATS_TEST_TMPDIR
 	cp -r "$TOP/lib" "$t/lib"
 	echo '#include "report/report.h"' >>"$t/lib/record/launch.c"
-	echo '#include "tail.h"' >>"$t/lib/symbols/vdso.c"
+	echo '#include "tail_state.h"' >>"$t/lib/symbols/vdso.c"
 	echo '#include "spool/spool_format.h"' >>"$t/lib/opts.c"
 	# a circle through headers: recorder.h includes sorter.h
 	echo '#include "recorder.h"' >>"$t/lib/record/sorter.c"
 	run "$TOP/tests/tools/lib-layers" "$t/lib"
 	assert_failure 1
 	assert_line 'lib/record/launch.c includes "report/report.h": lib/record/ may not use lib/report/'
-	assert_line 'lib/symbols/vdso.c includes "tail.h" of lib/tail/ by bare name: write "tail/tail.h"'
+	assert_line 'lib/symbols/vdso.c includes "tail_state.h" of lib/tail/ by bare name: write "tail/tail_state.h"'
 	assert_line 'lib/opts.c (shared by every stage) includes "spool/spool_format.h" of lib/spool/'
 	assert_line 'files of lib/ that include each other (a .c and its .h as one), round a circle: lib/record/recorder lib/record/sorter '
 

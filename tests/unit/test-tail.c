@@ -24,7 +24,7 @@
 #include "spool/spool_file.h"
 #include "spool/spool_merge.h"
 #include "spool/spool_writer.h"
-#include "tail/tail.h"
+#include "tail/tail_state.h"
 
 /* A directory of its own for each test. */
 static char dir[64];

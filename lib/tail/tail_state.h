@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tail.h - the tail's state, shared by tail.c (following a file) and
+ * tail_state.h - the tail's state, shared by tail.c (following a file) and
  * recorder_tail.c (the tail of a recorder: its temporary file, and
  * discarding what was read).  Private to lib/.
  */
-#ifndef PROF_TAIL_H
-#define PROF_TAIL_H
+#ifndef PROF_TAIL_STATE_H
+#define PROF_TAIL_STATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "prof.h"
 #include "strmap.h"
+
+struct image_set;
+
+/* A file a recorder went on in (prof_recorder_switch_output()). */
+struct tail_next {
+	int fd;				/* our descriptor of it */
+	struct image_set *images;	/* the files its modules map (a reference) */
+};
 
 struct prof_tail {
 	struct prof_tail_opts opts;
@@ -26,6 +34,15 @@ struct prof_tail {
 	struct prof_recorder *rec;	/* the recorder this tail belongs to, while it lives */
 	struct image_set *images;	/* its recorder's files (a reference), or NULL */
 	void (*release)(struct prof_tail *t);	/* on free: unlink from rec, drop images */
+	/*
+	 * Its file read to its end, and its recorder went on in another:
+	 * follow that one (stats.spools counts it).  1 when it moved, 0 when
+	 * there is none, or -errno.
+	 */
+	int (*move_on)(struct prof_tail *t);
+	struct tail_next *next;		/* the files the recorder went on in, not read
+					 * yet, oldest first */
+	size_t nnext, next_cap;
 
 	enum prof_tail_state state;
 	char reason[320];
@@ -61,7 +78,13 @@ struct prof_tail {
  */
 int tail_attach_fd(struct prof_tail *t, int fd, const char *name);
 
+/*
+ * S, a symbolizer of T (prof_tail_symbolizer()), names the frames of the
+ * file T reads now, which T moved on to: symbolizer_follow().
+ */
+int tail_symbolizer_follow(struct prof_tail *t, struct prof_symbolizer *s);
+
 /* An empty tail that waits, for PATH (may be NULL); 0 or -ENOMEM. */
 int tail_new(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret);
 
-#endif /* PROF_TAIL_H */
+#endif /* PROF_TAIL_STATE_H */
