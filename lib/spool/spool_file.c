@@ -27,6 +27,26 @@ static int split_path(const char *path, char **dir, const char **base)
 	return *dir ? 0 : error_setx(-ENOMEM, "out of memory");
 }
 
+/*
+ * F's new file is open at f->fd, or creating it failed (errno says why):
+ * lock it, or close F with a message naming NAME (IN_DIR: the directory
+ * it was to be made in).  0 or -errno.
+ */
+static int created(struct spool_file *f, const char *name, bool in_dir)
+{
+	int r;
+
+	if (f->fd < 0) {
+		r = in_dir ? error_set(-errno, "cannot create a spool in '%s'", name)
+			   : error_set(-errno, "cannot create spool '%s'", name);
+		spool_file_close(f);
+		return r;
+	}
+	/* where flock is not supported, the spool says so (no PROF_META_LOCKED) */
+	f->locked = flock(f->fd, LOCK_EX | LOCK_NB) == 0;
+	return 0;
+}
+
 int spool_file_create(struct spool_file *f, const char *path)
 {
 	const char *base;
@@ -74,13 +94,7 @@ int spool_file_create(struct spool_file *f, const char *path)
 		f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	}
 	free(dir);
-	if (f->fd < 0) {
-		r = error_set(-errno, "cannot create spool '%s'", path);
-		goto fail;
-	}
-	/* where flock is not supported, the spool says so (no PROF_META_LOCKED) */
-	f->locked = flock(f->fd, LOCK_EX | LOCK_NB) == 0;
-	return 0;
+	return created(f, path, false);
 fail:
 	spool_file_close(f);
 	return r;
@@ -110,12 +124,7 @@ int spool_file_create_unnamed(struct spool_file *f, const char *dir)
 			unlink(tmp);
 		free(tmp);
 	}
-	if (f->fd < 0) {
-		r = error_set(-errno, "cannot create a spool in '%s'", dir);
-		goto fail;
-	}
-	f->locked = flock(f->fd, LOCK_EX | LOCK_NB) == 0;
-	return 0;
+	return created(f, dir, true);
 fail:
 	spool_file_close(f);
 	return r;
