@@ -8,9 +8,9 @@
  * the functions inlined at the address as frames of their own, and a
  * file:line to each.  Names are demangled unless asked not to.  Each frame
  * is resolved once; each file is opened, and its debug info looked for,
- * once per (path, build-id) (a symbolizer that follows a recorder into its
- * next file keeps those the last one needed), and its problems are logged once, at WARN,
- * when a name is first taken from it.  Stand-in names keep unnamed frames
+ * once per (path, build-id) (one that follows a recorder into its next
+ * file keeps those the last one needed), and its problems are logged
+ * once, at WARN, when a name is first taken from it.  Stand-in names keep unnamed frames
  * apart.  It reads the spool's tables, never its records.
  */
 #include <inttypes.h>
@@ -124,47 +124,12 @@ static void release_file(struct sym_file *f)
 	free(f->key);
 }
 
-void prof_symbolizer_free(struct prof_symbolizer *s)
+/* Forget what S knew by the ids of its spool: frames, modules, symbols, names. */
+static void forget_spool(struct prof_symbolizer *s)
 {
 	struct frame_block *b;
 	size_t i;
 
-	if (!s)
-		return;
-	for (i = 0; i < s->nfiles; i++)
-		release_file(&s->files[i]);
-	for (i = 0; i < s->nnames; i++)
-		free(s->names[i]);
-	while ((b = s->blocks)) {
-		s->blocks = b->next;
-		free(b);
-	}
-	free(s->names);
-	free(s->files);
-	free(s->frames);
-	free(s->module_file);
-	strmap_release(&s->file_ids);
-	strmap_release(&s->demangled);
-	symtab_release(&s->spool_syms);
-	debuginfo_release(&s->debug);
-	image_set_unref(s->images);
-	free(s);
-}
-
-void symbolizer_read_images(struct prof_symbolizer *s, struct image_set *set)
-{
-	image_set_unref(s->images);
-	s->images = set ? image_set_ref(set) : NULL;
-}
-
-int symbolizer_follow(struct prof_symbolizer *s, const struct prof_spool *sp,
-		      struct image_set *set)
-{
-	struct frame_block *b;
-	size_t i, n = 0;
-	int r = 0;
-
-	/* what named the old spool's frames, by its ids */
 	while ((b = s->blocks)) {
 		s->blocks = b->next;
 		free(b);
@@ -181,6 +146,38 @@ int symbolizer_follow(struct prof_symbolizer *s, const struct prof_spool *sp,
 		free(s->names[i]);
 	s->nnames = 0;
 	strmap_release(&s->demangled);
+}
+
+void prof_symbolizer_free(struct prof_symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	forget_spool(s);
+	for (i = 0; i < s->nfiles; i++)
+		release_file(&s->files[i]);
+	free(s->names);
+	free(s->files);
+	strmap_release(&s->file_ids);
+	debuginfo_release(&s->debug);
+	image_set_unref(s->images);
+	free(s);
+}
+
+void symbolizer_read_images(struct prof_symbolizer *s, struct image_set *set)
+{
+	image_set_unref(s->images);
+	s->images = set ? image_set_ref(set) : NULL;
+}
+
+int symbolizer_follow(struct prof_symbolizer *s, const struct prof_spool *sp,
+		      struct image_set *set)
+{
+	size_t i, n = 0;
+	int r = 0;
+
+	forget_spool(s);
 	/*
 	 * The files the old spool needed stay open, their DWARF read: the
 	 * new one maps mostly the same.  The others go, or a machine that

@@ -118,11 +118,15 @@ static int move_on(struct prof_tail *t)
 	return 1;
 }
 
-int tail_symbolizer_follow(struct prof_tail *t, struct prof_symbolizer *s)
+int tail_follow(struct prof_tail *t, uint32_t *seen, struct prof_symbolizer *s)
 {
-	if (!t->sp)
-		return error_setx(-EINVAL, "tail: no spool to follow");
-	return symbolizer_follow(s, t->sp, t->images);
+	if (t->stats.spools == *seen)
+		return 0;
+	*seen = t->stats.spools;
+	if (!s)
+		return 1;
+	return t->sp ? symbolizer_follow(s, t->sp, t->images) ?: 1
+		     : error_setx(-EINVAL, "tail: no spool to follow");
 }
 
 int prof_recorder_tail(struct prof_recorder *rec, struct prof_tail **ret)

@@ -596,11 +596,11 @@ int prof_tail_poll(struct prof_tail *t, struct prof_tail_batch *ret)
 			return r;
 		b.activity = t->sp != NULL;
 	}
-	if (t->sp && t->nnext && t->move_on && t->state == PROF_TAIL_STATE_FINISHED) {
+	if (t->sp && t->move_on) {
 		r = t->move_on(t);
 		if (r < 0)
 			return r;
-		b.activity = r > 0;
+		b.activity |= r > 0;
 	}
 	if (t->sp && !prof_tail_state_is_final(t->state)) {
 		b.activity |= check_size(t);

@@ -35,9 +35,9 @@ struct prof_tail {
 	struct image_set *images;	/* its recorder's files (a reference), or NULL */
 	void (*release)(struct prof_tail *t);	/* on free: unlink from rec, drop images */
 	/*
-	 * Its file read to its end, and its recorder went on in another:
-	 * follow that one (stats.spools counts it).  1 when it moved, 0 when
-	 * there is none, or -errno.
+	 * When its file is read to its end and its recorder went on in
+	 * another: follow that one (stats.spools counts it).  1 when it
+	 * moved, 0 when there is none (yet), or -errno.  NULL: a file's tail.
 	 */
 	int (*move_on)(struct prof_tail *t);
 	struct tail_next *next;		/* the files the recorder went on in, not read
@@ -79,10 +79,13 @@ struct prof_tail {
 int tail_attach_fd(struct prof_tail *t, int fd, const char *name);
 
 /*
- * S, a symbolizer of T (prof_tail_symbolizer()), names the frames of the
- * file T reads now, which T moved on to: symbolizer_follow().
+ * For a view of T that saw spool count *SEEN (stats.spools): whether T
+ * reads another spool since, its ids all new.  Then *SEEN is updated and
+ * S (a symbolizer of T, or NULL) names the new spool's frames
+ * (symbolizer_follow()); the view forgets what it knew by id.
+ * 1 when it changed, 0 when not, or -errno.
  */
-int tail_symbolizer_follow(struct prof_tail *t, struct prof_symbolizer *s);
+int tail_follow(struct prof_tail *t, uint32_t *seen, struct prof_symbolizer *s);
 
 /* An empty tail that waits, for PATH (may be NULL); 0 or -ENOMEM. */
 int tail_new(const char *path, const struct prof_tail_opts *opts, struct prof_tail **ret);

@@ -213,14 +213,11 @@ static void forget_frames(struct prof_tail_view *v)
  */
 static int follow_spool(struct prof_tail_view *v, struct prof_tail *t)
 {
-	SIZED(prof_tail_stats, st);
+	int r = tail_follow(t, &v->spools, v->sym);
 
-	prof_tail_stats(t, &st);
-	if (st.spools == v->spools)
-		return 0;
-	v->spools = st.spools;
-	forget_frames(v);
-	return v->sym ? tail_symbolizer_follow(t, v->sym) : 0;
+	if (r > 0)
+		forget_frames(v);
+	return r < 0 ? r : 0;
 }
 
 /* The frames of stack node LEAF, leaf first, into v->path: their number, or -errno. */

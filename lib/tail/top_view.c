@@ -285,18 +285,16 @@ static int proc_index(struct prof_top *v, const struct prof_spool *sp, uint32_t 
  */
 static int follow_spool(struct prof_top *v, struct prof_tail *t)
 {
-	SIZED(prof_tail_stats, st);
 	size_t i;
+	int r = tail_follow(t, &v->spools, v->sym);
 
-	prof_tail_stats(t, &st);
-	if (st.spools == v->spools)
-		return 0;
-	v->spools = st.spools;
+	if (r <= 0)
+		return r;
 	forget_frames(v);
 	intern_release(&v->file_procs);
 	for (i = 0; i < v->nprocs; i++)
 		v->procs[i].id = 0;
-	return v->sym ? tail_symbolizer_follow(t, v->sym) : 0;
+	return 0;
 }
 
 static int pair_index(struct prof_top *v, uint32_t func, uint32_t proc, uint32_t *ret)
