@@ -117,8 +117,12 @@ int64_t perf_ring_hold(struct perf_ring *r, const struct perf_event_header *h)
 
 	if (p < data || p >= data + r->data_size || !r->held)
 		return -1;	/* the copy of one that wrapped */
-	/* a quarter of the ring at most, so that the kernel keeps room to write */
-	if (r->held_n >= PERF_RING_HOLD_MAX || r->tail - first > r->data_size / 4)
+	/*
+	 * Half of the ring at most, so that the kernel keeps room to write: it
+	 * wakes the recorder at half full, and what one wakeup drains is held
+	 * until the next poll, not copied.
+	 */
+	if (r->held_n >= PERF_RING_HOLD_MAX || r->tail - first > r->data_size / 2)
 		return -1;
 	r->held[(r->held_first + r->held_n) % PERF_RING_HOLD_MAX] =
 		(struct perf_ring_hold){ .start = start };

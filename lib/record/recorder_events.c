@@ -111,7 +111,13 @@ void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t 
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)(ring_bytes / 4);
+	/*
+	 * Woken when half full: each wakeup costs the recorder its caches,
+	 * which the target ran over while it slept (~40 us here, the most of
+	 * what a light load costs it), and the other half is still room for
+	 * ~64 full samples while it gets a CPU.
+	 */
+	a->wakeup_watermark = (uint32_t)(ring_bytes / 2);
 }
 
 /* The smallest ring the default sizing falls back to under a locked-memory limit. */
@@ -132,7 +138,7 @@ static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t
 	 * Hz), and more as the rate grows: at 20 kHz on busy threads a 32 MiB
 	 * ring fills in ~30 ms, as long as the recorder may wait for a CPU.  At
 	 * most 32 MiB a CPU, and 256 MiB in all; the recorder drains a ring when
-	 * it is a quarter full.
+	 * it is half full.
 	 */
 	want = ((size_t)o->stack_bytes + 512) * 64 / page;
 	if (o->freq_hz > 2000)
