@@ -61,8 +61,152 @@ static uint32_t symbol_rank(const GElf_Sym *s, const char *name)
 	       (255 - under);
 }
 
+/*
+ * Sorted addresses, and where to start looking for one: bucket[B] is the
+ * index of the first address at or above lo + (B << shift), with about two
+ * buckets an address, so that a lookup is a load and a step or two where a
+ * binary search over cc1's 9,000 sampled addresses for each of its 26,000
+ * symbols was most of reading them.
+ */
+struct addr_index {
+	uint64_t *v;
+	size_t n;
+	uint64_t lo;
+	unsigned shift;
+	uint32_t *bucket;
+	size_t nbuckets;
+};
+
+/* Index V[0..N) (sorted, N below 2^31), which IX then owns; 0 or -ENOMEM. */
+static int index_addrs(struct addr_index *ix, uint64_t *v, size_t n)
+{
+	size_t b, k = 0;
+
+	*ix = (struct addr_index){ .v = v, .n = n };
+	if (!n)
+		return 0;
+	ix->lo = v[0];
+	while ((v[n - 1] - ix->lo) >> ix->shift >= 2 * n)
+		ix->shift++;
+	ix->nbuckets = (size_t)((v[n - 1] - ix->lo) >> ix->shift) + 1;
+	ix->bucket = malloc(ix->nbuckets * sizeof(*ix->bucket));
+	if (!ix->bucket)
+		return -ENOMEM;
+	for (b = 0; b < ix->nbuckets; b++) {
+		while (k < n && v[k] < ix->lo + ((uint64_t)b << ix->shift))
+			k++;
+		ix->bucket[b] = (uint32_t)k;
+	}
+	return 0;
+}
+
+static void index_release(struct addr_index *ix)
+{
+	free(ix->v);
+	free(ix->bucket);
+}
+
+/* The index of the first address of IX at or above X. */
+static size_t index_lower_bound(const struct addr_index *ix, uint64_t x)
+{
+	size_t k;
+
+	if (!ix->n || x <= ix->lo)
+		return 0;
+	if (x > ix->v[ix->n - 1])
+		return ix->n;
+	k = ix->bucket[(x - ix->lo) >> ix->shift];
+	while (ix->v[k] < x)
+		k++;
+	return k;
+}
+
+/* Whether IX holds an address of [START, START + SIZE), SIZE > 0. */
+static bool index_any_in(const struct addr_index *ix, uint64_t start, uint64_t size)
+{
+	size_t k = index_lower_bound(ix, start);
+
+	return k < ix->n && ix->v[k] - start < size;
+}
+
+/*
+ * The virtual addresses whose symbols are wanted (wanted), and the starts
+ * of the sized symbols that hold one (starts): every symbol of such a
+ * start is kept, so that aliases compete for it as in the whole table, and
+ * no other sized one.  A symbol without a size reaches to the next one
+ * kept, so that a table with such labels, once thinned, could name an
+ * address no symbol held: then (LABELS and DROPPED) it is read whole.
+ */
+struct sym_filter {
+	struct addr_index wanted, starts;
+	bool labels, dropped;
+};
+
+/* Whether symbol S (of a file with NSECS sections SECS) is a function symbol to read. */
+static bool is_function(const GElf_Sym *s, const struct section_info *secs, size_t nsecs)
+{
+	unsigned type = GELF_ST_TYPE(s->st_info);
+
+	return s->st_shndx != SHN_UNDEF && s->st_shndx < nsecs && s->st_value &&
+	       (type == STT_FUNC || type == STT_GNU_IFUNC ||
+		(type == STT_NOTYPE && secs[s->st_shndx].exec));
+}
+
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* FILTER's starts: of the sized symbols of DATA (N of them) that hold a wanted address. */
+static int find_starts(Elf_Data *data, size_t n, const struct section_info *secs, size_t nsecs,
+		       struct sym_filter *filter)
+{
+	uint64_t *v = NULL;
+	size_t i, k = 0, cap = 0;
+	GElf_Sym s;
+
+	for (i = 1; i < n && gelf_getsym(data, (int)i, &s); i++) {
+		if (!s.st_size || !is_function(&s, secs, nsecs) ||
+		    !index_any_in(&filter->wanted, s.st_value, s.st_size))
+			continue;
+		if (k == cap) {
+			void *p = v;
+
+			if (grow_array(&p, &cap, k + 1, sizeof(*v)) < 0) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = p;
+		}
+		v[k++] = s.st_value;
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), by_value);
+	return index_addrs(&filter->starts, v, k);
+}
+
+/* Whether FILTER keeps S: every symbol without a size, and else those it says. */
+static bool keeps(struct sym_filter *filter, const GElf_Sym *s)
+{
+	size_t k;
+
+	if (!filter)
+		return true;
+	if (!s->st_size) {
+		filter->labels = true;
+		return true;
+	}
+	k = index_lower_bound(&filter->starts, s->st_value);
+	if (k < filter->starts.n && filter->starts.v[k] == s->st_value)
+		return true;
+	filter->dropped = true;
+	return false;
+}
+
 static int read_symbols(struct elf_file *f, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-			const struct section_info *secs, size_t nsecs)
+			const struct section_info *secs, size_t nsecs, struct sym_filter *filter)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t n, i;
@@ -71,17 +215,15 @@ static int read_symbols(struct elf_file *f, Elf *elf, Elf_Scn *scn, const GElf_S
 	if (!data || !sh->sh_entsize)
 		return 0;
 	n = data->d_size / gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (filter && find_starts(data, n, secs, nsecs, filter) < 0)
+		return error_setx(-ENOMEM, "out of memory");
 	for (i = 1; i < n; i++) {
-		unsigned type;
 		const char *name;
 		GElf_Sym s;
 
 		if (!gelf_getsym(data, (int)i, &s))
 			break;
-		type = GELF_ST_TYPE(s.st_info);
-		if (s.st_shndx == SHN_UNDEF || s.st_shndx >= nsecs || !s.st_value ||
-		    !(type == STT_FUNC || type == STT_GNU_IFUNC ||
-		      (type == STT_NOTYPE && secs[s.st_shndx].exec)))
+		if (!is_function(&s, secs, nsecs) || !keeps(filter, &s))
 			continue;
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
@@ -96,10 +238,10 @@ static int read_symbols(struct elf_file *f, Elf *elf, Elf_Scn *scn, const GElf_S
 
 /*
  * Read the function symbols of ELF (f's own file, or its debug file) into
- * F: those of .symtab, else, unless SYMTAB_ONLY, of .dynsym.  Nothing read
- * leaves F's table as it was.
+ * F: those of .symtab, else, unless SYMTAB_ONLY, of .dynsym; with FILTER,
+ * only those it wants.  Nothing read leaves F's table as it was.
  */
-static int read_symtab(struct elf_file *f, Elf *elf, bool symtab_only)
+static int read_symtab(struct elf_file *f, Elf *elf, bool symtab_only, struct sym_filter *filter)
 {
 	struct section_info *secs;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
@@ -130,7 +272,11 @@ static int read_symtab(struct elf_file *f, Elf *elf, bool symtab_only)
 	if (scn && gelf_getshdr(scn, &sh)) {
 		f->syms.n = 0;
 		f->dynsym = scn == dynsym;
-		r = read_symbols(f, elf, scn, &sh, secs, nsecs);
+		r = read_symbols(f, elf, scn, &sh, secs, nsecs, filter);
+		if (r >= 0 && filter && filter->labels && filter->dropped) {
+			f->syms.n = 0;
+			r = read_symbols(f, elf, scn, &sh, secs, nsecs, NULL);
+		}
 	}
 	free(secs);
 	if (r < 0)
@@ -141,11 +287,32 @@ static int read_symtab(struct elf_file *f, Elf *elf, bool symtab_only)
 
 int elf_file_read_symtab(struct elf_file *f, Elf *elf)
 {
-	return read_symtab(f, elf, true);
+	return read_symtab(f, elf, true, NULL);
 }
 
-int elf_file_open(const char *path, struct elf_file *ret)
+/* The filter of file offsets OFFS[0..N) in F, by their virtual addresses; 0 or -ENOMEM. */
+static int filter_of(const struct elf_file *f, const uint64_t *offs, size_t n,
+		     struct sym_filter *ret)
 {
+	uint64_t *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t i, k = 0;
+
+	if (!v || n >= (1u << 31)) {
+		free(v);
+		return error_setx(-ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		if (elf_file_vaddr(f, offs[i], &v[k]))
+			k++;
+	qsort(v, k, sizeof(*v), by_value);
+	/* RET owns V from here, whatever comes */
+	return index_addrs(&ret->wanted, v, k) < 0 ? error_setx(-ENOMEM, "out of memory") : 0;
+}
+
+/* elf_file_open(), and with OFFS (not NULL), elf_file_open_for(). */
+static int open_file(const char *path, const uint64_t *offs, size_t noffs, struct elf_file *ret)
+{
+	struct sym_filter filter = { 0 };
 	struct elf_file f = { 0 };
 	const void *id;
 	struct stat st;
@@ -176,8 +343,12 @@ int elf_file_open(const char *path, struct elf_file *ret)
 		f.build_id_len = (size_t)len;
 	}
 	r = read_loads(&f);
+	if (r >= 0 && offs)
+		r = filter_of(&f, offs, noffs, &filter);
 	if (r >= 0)
-		r = read_symtab(&f, f.elf, false);
+		r = read_symtab(&f, f.elf, false, offs ? &filter : NULL);
+	index_release(&filter.wanted);
+	index_release(&filter.starts);
 	if (r == -EBADMSG)
 		error_setx(r, "'%s' is a damaged ELF file: %s", path, elf_errmsg(-1));
 	if (r < 0)
@@ -193,6 +364,16 @@ out_free:
 out_close:
 	close(fd);
 	return r;
+}
+
+int elf_file_open(const char *path, struct elf_file *ret)
+{
+	return open_file(path, NULL, 0, ret);
+}
+
+int elf_file_open_for(const char *path, const uint64_t *offs, size_t n, struct elf_file *ret)
+{
+	return open_file(path, offs, n, ret);
 }
 
 bool elf_file_vaddr(const struct elf_file *f, uint64_t off, uint64_t *ret)

@@ -37,6 +37,14 @@ struct elf_file {
 int elf_file_open(const char *path, struct elf_file *ret);
 
 /*
+ * elf_file_open() for the lookups of file offsets OFFS[0..N) alone: of the
+ * symbols, only those that hold one of them are kept, for a lookup of each
+ * to find what it would in the whole table.  A program's table has tens of
+ * thousands of symbols; a recording names a few hundred of them.
+ */
+int elf_file_open_for(const char *path, const uint64_t *offs, size_t n, struct elf_file *ret);
+
+/*
  * Replace the symbols of F with the .symtab of ELF, the file's separate
  * debug file, which must outlive F.  An ELF without .symtab leaves F as
  * it was.  0, or -ENOMEM, -EBADMSG.

@@ -142,7 +142,15 @@ void symtab_finish(struct symtab *t)
 
 const struct symtab_entry *symtab_lookup(const struct symtab *t, uint64_t key, uint64_t addr)
 {
-	const struct symtab_entry *label = NULL;
+	uint64_t until;
+
+	return symtab_lookup_until(t, key, addr, &until);
+}
+
+const struct symtab_entry *symtab_lookup_until(const struct symtab *t, uint64_t key,
+					       uint64_t addr, uint64_t *until)
+{
+	const struct symtab_entry *found = NULL;
 	size_t lo = 0, hi = t->n, i, k;
 
 	/* first entry after (key, addr) */
@@ -163,12 +171,22 @@ const struct symtab_entry *symtab_lookup(const struct symtab *t, uint64_t key, u
 		if (addr >= e->end)
 			continue;
 		/* a label inside a sized symbol names less than the symbol */
-		if (e->sized)
-			return e;
-		if (!label)
-			label = e;
+		if (e->sized) {
+			found = e;
+			break;
+		}
+		if (!found)
+			found = e;
 	}
-	return label;
+	/*
+	 * Up to the next entry's start the entries looked at are these: those
+	 * that ended at or before ADDR still have, and the one found holds
+	 * the addresses up to its end.
+	 */
+	*until = lo < t->n && t->v[lo].key == key ? t->v[lo].start : UINT64_MAX;
+	if (found && found->end < *until)
+		*until = found->end;
+	return found;
 }
 
 void symtab_release(struct symtab *t)

@@ -39,6 +39,14 @@ void symtab_finish(struct symtab *t);
 /* The symbol of KEY holding ADDR, or NULL.  Only after symtab_finish(). */
 const struct symtab_entry *symtab_lookup(const struct symtab *t, uint64_t key, uint64_t addr);
 
+/*
+ * symtab_lookup(), and in *UNTIL an address above ADDR below which every
+ * address from ADDR up has the same answer: a caller that looks up sorted
+ * addresses looks up each symbol, and each gap between symbols, once.
+ */
+const struct symtab_entry *symtab_lookup_until(const struct symtab *t, uint64_t key,
+					       uint64_t addr, uint64_t *until);
+
 void symtab_release(struct symtab *t);
 
 #endif /* PROF_SYMTAB_H */

@@ -2,12 +2,15 @@
 /*
  * test-symtab.c - the sorted symbol table under the symbolizer: sized and
  * unsized symbols, nesting, several names for one address, keys, and
- * ranges at the top of the address space.
+ * ranges at the top of the address space; how far an answer holds; and an
+ * ELF file's table thinned to the addresses a recording names.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
+#include "symbols/elf_file.h"
 #include "symbols/symtab.h"
 
 static const char *name_at(const struct symtab *t, uint64_t key, uint64_t addr)
@@ -156,4 +159,105 @@ TEST(symtab_a_big_table_sorts_as_a_small_one)
 	for (j = 0; j < 4000; j++)
 		CHECK(symtab_lookup(&t, 7, start[j]));
 	symtab_release(&t);
+}
+
+/*
+ * symtab_lookup_until(): from an address up to where it says, every
+ * address has the answer it had, in a table of nested sized symbols,
+ * labels, aliases, gaps and two keys.
+ */
+TEST(symtab_an_answer_holds_up_to_where_lookup_until_says)
+{
+	static char names[300][8];
+	struct symtab t = { 0 };
+	uint64_t x = 0x9e3779b97f4a7c15ull, addr, a, until;
+	size_t i;
+
+	for (i = 0; i < 300; i++) {
+		uint64_t start, size;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		start = 0x1000 + (x % 4000);
+		size = i % 7 == 0 ? 0 : i % 11 == 0 ? 600 : (x >> 16) % 40 + 1;
+		snprintf(names[i], sizeof(names[i]), "s%03zu", i);
+		CHECK_INT(symtab_add(&t, i % 5 == 0 ? 2 : 1, start, size, start + 90, names[i],
+				     (uint32_t)(x >> 40) % 3), ==, 0);
+	}
+	symtab_finish(&t);
+	for (addr = 0xf00; addr < 0x1000 + 4200; addr++) {
+		const struct symtab_entry *e = symtab_lookup_until(&t, 1, addr, &until);
+
+		CHECK(until > addr);
+		CHECK(e == symtab_lookup(&t, 1, addr));
+		for (a = addr; a < until && a < addr + 700; a++)
+			if (symtab_lookup(&t, 1, a) != e) {
+				printf("  0x%llx: until 0x%llx, but 0x%llx differs\n",
+				       (unsigned long long)addr, (unsigned long long)until,
+				       (unsigned long long)a);
+				CHECK(false);
+				break;
+			}
+	}
+	symtab_release(&t);
+}
+
+/*
+ * The table elf_file_open_for() keeps for every 976th byte of PATH's
+ * segments answers each of those offsets as the whole table does.  Its
+ * number of symbols, or 0 (a check failed); *WHOLE the whole table's.
+ */
+static size_t check_open_for(const char *path, size_t *whole_n)
+{
+	struct elf_file whole, some;
+	uint64_t offs[4096], off;
+	size_t n = 0, i, kept = 0, bad = 0;
+
+	*whole_n = 0;
+	if (elf_file_open(path, &whole) < 0)
+		return 0;
+	for (i = 0; i < whole.nloads; i++)
+		for (off = whole.loads[i].offset;
+		     off < whole.loads[i].offset + whole.loads[i].filesz && n < 4096; off += 16 * 61)
+			offs[n++] = off;
+	if (n > 100 && elf_file_open_for(path, offs, n, &some) == 0) {
+		for (i = 0; i < n; i++) {
+			uint64_t d1 = 0, d2 = 0;
+			const struct symtab_entry *a = elf_file_lookup(&whole, offs[i], &d1);
+			const struct symtab_entry *b = elf_file_lookup(&some, offs[i], &d2);
+
+			if (!a != !b || (a && (strcmp(a->name, b->name) || d1 != d2 ||
+					       a->end - a->start != b->end - b->start))) {
+				printf("  %s+0x%llx: %s, thinned %s\n", path,
+				       (unsigned long long)offs[i], a ? a->name : "(none)",
+				       b ? b->name : "(none)");
+				bad++;
+			}
+		}
+		kept = bad ? 0 : some.syms.n;
+		elf_file_release(&some);
+	}
+	*whole_n = whole.syms.n;
+	elf_file_release(&whole);
+	return kept;
+}
+
+/*
+ * elf_file_open_for() on libelf (.dynsym, no labels: thinned) and on this
+ * very program (.symtab with crt's labels: read whole, as a label once
+ * thinned could reach over a symbol dropped).
+ */
+TEST(elf_file_open_for_answers_its_offsets_as_the_whole_table)
+{
+	Dl_info info;
+	size_t kept, whole;
+
+	CHECK(dladdr((void *)elf_begin, &info) && info.dli_fname);
+	kept = check_open_for(info.dli_fname, &whole);
+	CHECK(kept > 0);
+	CHECK(kept < whole / 2);
+	kept = check_open_for("/proc/self/exe", &whole);
+	CHECK(kept > 0);
+	CHECK_INT(kept, ==, whole);
 }
