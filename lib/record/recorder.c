@@ -343,8 +343,13 @@ static int reconcile_liveness(struct prof_recorder *rec)
 
 		if (p->exited || !(sweep ? proc_gone(p->pid) : proc_reaped(p->pid)))
 			continue;
-		/* its exit record may still be queued: take it first */
-		r = prof_recorder_flush(rec);
+		/*
+		 * Its exit record may still be queued: take it first.  Not a
+		 * block of the spool for each: under a make -j each process
+		 * that exited cut the block short, and deflate's next started
+		 * without the context (a make -j2 wrote 24 blocks of 13 KiB)
+		 */
+		r = rec_process_all(rec);
 		if (r < 0)
 			return r;
 		if (!p->exited) {

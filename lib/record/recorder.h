@@ -165,6 +165,13 @@ void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c)
 /* The names the frames of W need, captured into it at the end of its file.  0 or -errno. */
 int rec_capture_names(struct prof_recorder *rec, struct prof_spool_writer *w);
 
+/*
+ * Take every record of the rings and the queue now, and reconcile with
+ * /proc if a loss asked to: prof_recorder_flush() without writing the
+ * block out.  0 or -errno.
+ */
+int rec_process_all(struct prof_recorder *rec);
+
 /* recorder_switch.c */
 int rec_switch_init(struct prof_recorder *rec, const char *base);
 char *rec_switch_first_name(struct prof_recorder *rec);

@@ -55,7 +55,7 @@ int rec_new_writer(struct prof_recorder *rec, const struct prof_sink *sink)
 	return spool_writer_open_fd(rec->file.fd, rec->file.path, &m, NULL, &rec->w);
 }
 
-int prof_recorder_flush(struct prof_recorder *rec)
+int rec_process_all(struct prof_recorder *rec)
 {
 	int r = rec->error ? rec->error : rec_drain_rings(rec);
 
@@ -63,9 +63,14 @@ int prof_recorder_flush(struct prof_recorder *rec)
 		r = rec_process_until(rec, UINT64_MAX);
 	if (r >= 0 && rec->need_reconcile)
 		r = rec_reconcile(rec);
-	if (r >= 0)
-		r = prof_spool_writer_flush(rec->w);
 	return r;
+}
+
+int prof_recorder_flush(struct prof_recorder *rec)
+{
+	int r = rec_process_all(rec);
+
+	return r < 0 ? r : prof_spool_writer_flush(rec->w);
 }
 
 void rec_summary(const struct prof_recorder *rec, struct prof_recording_summary *ret)
