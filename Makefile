@@ -177,7 +177,7 @@ $(O)/spoolgen: $(O)/tests/tools/spoolgen.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
 $(O)/spooledit: $(O)/tests/tools/spooledit.o $(O)/tests/fuzz/spool_image.o
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lz
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lz -ldeflate
 
 # trickle copies a file a few bytes at a time; livegen writes a long
 # synthetic live spool (bench/tail-memory); rectail drives a recorder's tail.

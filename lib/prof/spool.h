@@ -319,7 +319,7 @@ struct prof_spool_writer_opts {
 	size_t sz;			/* sizeof(struct prof_spool_writer_opts) */
 	size_t block_bytes;		/* 0: 64 KiB of records per block */
 	bool no_compress;		/* store blocks without deflate */
-	int compress_level;		/* 0: zlib level 1 (fast) */
+	int compress_level;		/* 1 to 9; 0: deflate level 6 */
 };
 
 struct prof_spool_writer;

@@ -8,6 +8,7 @@
  * It checks every reference it writes: a spool it produced always reads back.
  */
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,7 +34,8 @@ struct prof_spool_writer {
 	int *fd_ctx;		/* the sink's ctx when it writes a descriptor */
 	char *path;
 	size_t block_bytes;
-	int level;		/* zlib level; -1: store raw */
+	int level;		/* deflate level, 1 to 9; -1: store raw */
+	struct libdeflate_compressor *deflate;	/* of LEVEL, made at the first block */
 	struct buf block;	/* records of the open block */
 	struct buf rec;		/* the record being encoded */
 	/*
@@ -181,10 +183,15 @@ static int sink_write(struct prof_spool_writer *w, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/*
+ * Blocks are compressed whole by libdeflate, into the zlib stream (RFC
+ * 1950) that any zlib reads: on a make -j2's spool it took 45% of zlib's
+ * time at level 1 for a 2% smaller file, and at level 6 as long as zlib's
+ * level 1 for a 6% smaller one.
+ */
 static int block_flush(struct prof_spool_writer *w)
 {
-	uLongf stored = 0;
-	size_t need;
+	size_t stored = 0, need, bound = 0;
 	uint8_t enc = SPOOL_ENC_RAW;
 	uint8_t *h;
 	int r;
@@ -193,7 +200,14 @@ static int block_flush(struct prof_spool_writer *w)
 		return w->error;
 	if (!w->block.len)
 		return 0;
-	need = SPOOL_BLOCK_HEADER_LEN + compressBound(w->block.len);
+	if (w->level >= 0 && !w->deflate) {
+		w->deflate = libdeflate_alloc_compressor(w->level);
+		if (!w->deflate)
+			return error_setx(-ENOMEM, "out of memory");
+	}
+	if (w->deflate)
+		bound = libdeflate_zlib_compress_bound(w->deflate, w->block.len);
+	need = SPOOL_BLOCK_HEADER_LEN + (bound > w->block.len ? bound : w->block.len);
 	if (need > w->out_cap) {
 		void *p = w->out;
 
@@ -203,10 +217,10 @@ static int block_flush(struct prof_spool_writer *w)
 			return r;
 	}
 	h = w->out;
-	if (w->level >= 0) {
-		stored = compressBound(w->block.len);
-		if (compress2(h + SPOOL_BLOCK_HEADER_LEN, &stored, w->block.p, w->block.len,
-			      w->level) == Z_OK && stored < w->block.len)
+	if (w->deflate) {
+		stored = libdeflate_zlib_compress(w->deflate, w->block.p, w->block.len,
+						  h + SPOOL_BLOCK_HEADER_LEN, bound);
+		if (stored && stored < w->block.len)
 			enc = SPOOL_ENC_DEFLATE;
 	}
 	if (enc == SPOOL_ENC_RAW) {
@@ -411,7 +425,7 @@ static int writer_new(const struct prof_sink *sink_arg, const char *name,
 	w->sink = sink;
 	w->fd = -1;
 	w->block_bytes = o.block_bytes ? o.block_bytes : DEFAULT_BLOCK_BYTES;
-	w->level = o.no_compress ? -1 : o.compress_level ? o.compress_level : 1;
+	w->level = o.no_compress ? -1 : o.compress_level ? o.compress_level : 6;
 	intern_init(&w->frame_ids);
 	intern_init(&w->stack_ids);
 	intern_init(&w->name_ids);
@@ -1046,6 +1060,7 @@ int prof_spool_writer_close(struct prof_spool_writer *w)
 	free(w->held);
 	free(w->stack_batch.p);
 	free(w->out);
+	libdeflate_free_compressor(w->deflate);
 	free(w->path);
 	free(w);
 	return r;

@@ -6,6 +6,7 @@
  * together is kept as bytes, as it was.
  */
 #include <errno.h>
+#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -237,7 +238,7 @@ static int build_block(struct out *o, const struct image_block *b)
 	uint8_t h[SPOOL_BLOCK_HEADER_LEN];
 	const uint8_t *payload;
 	uint8_t *packed = NULL;
-	uLongf stored;
+	size_t stored;
 	size_t i;
 	int r = 0;
 
@@ -255,9 +256,14 @@ static int build_block(struct out *o, const struct image_block *b)
 	payload = raw.p;
 	stored = raw.len;
 	if (b->encoding == SPOOL_ENC_DEFLATE) {
-		stored = compressBound(raw.len);
-		packed = malloc(stored);
-		if (!packed || compress2(packed, &stored, raw.p, raw.len, 1) != Z_OK) {
+		/* as the writer compresses: libdeflate at its default level, 6 */
+		struct libdeflate_compressor *c = libdeflate_alloc_compressor(6);
+		size_t bound = c ? libdeflate_zlib_compress_bound(c, raw.len) : 0;
+
+		packed = c ? malloc(bound) : NULL;
+		stored = packed ? libdeflate_zlib_compress(c, raw.p, raw.len, packed, bound) : 0;
+		libdeflate_free_compressor(c);
+		if (!stored) {
 			r = -ENOMEM;
 			goto out;
 		}
