@@ -118,11 +118,12 @@ int64_t perf_ring_hold(struct perf_ring *r, const struct perf_event_header *h)
 	if (p < data || p >= data + r->data_size || !r->held)
 		return -1;	/* the copy of one that wrapped */
 	/*
-	 * Half of the ring at most, so that the kernel keeps room to write: it
-	 * wakes the recorder at half full, and what one wakeup drains is held
-	 * until the next poll, not copied.
+	 * What one wakeup drains at most (the watermark, a quarter of the ring
+	 * unless told), so that it is held until the next poll, not copied,
+	 * and the kernel keeps the rest of the ring to write in.
 	 */
-	if (r->held_n >= PERF_RING_HOLD_MAX || r->tail - first > r->data_size / 2)
+	if (r->held_n >= PERF_RING_HOLD_MAX ||
+	    r->tail - first > (r->wakeup ? r->wakeup : r->data_size / 4))
 		return -1;
 	r->held[(r->held_first + r->held_n) % PERF_RING_HOLD_MAX] =
 		(struct perf_ring_hold){ .start = start };

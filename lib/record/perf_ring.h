@@ -23,6 +23,7 @@ struct perf_ring {
 	int cpu;
 	void *base;			/* metadata page, then the data area */
 	size_t data_size;		/* a power of two */
+	size_t wakeup;			/* the kernel wakes the recorder at this much data */
 	size_t page_size;
 	uint8_t *copy;			/* a record that wrapped, made contiguous */
 	size_t copy_cap;

@@ -36,6 +36,7 @@
 
 static int check_opts(struct prof_recorder_opts *o)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uint64_t max = 0;
 
 	if (prof_max_sample_rate(&max) < 0)
@@ -65,6 +66,19 @@ static int check_opts(struct prof_recorder_opts *o)
 	if (o->mmap_pages & (o->mmap_pages - 1))
 		return error_setx(-EINVAL, "mmap pages must be a power of two, not %u",
 				  o->mmap_pages);
+	/*
+	 * The kernel writes a sample whole or drops it: a ring smaller than
+	 * one, its stack copy and the registers around it, loses them all.
+	 */
+	if (o->mmap_pages && (size_t)o->mmap_pages * page < (size_t)o->stack_bytes + SAMPLE_HEAD_MAX) {
+		size_t need = 1;
+
+		while (need * page < (size_t)o->stack_bytes + SAMPLE_HEAD_MAX)
+			need *= 2;
+		return error_setx(-EINVAL, "a ring of %u pages cannot hold one sample of a %u-byte "
+				  "stack copy: take %zu pages or more, or a smaller stack size",
+				  o->mmap_pages, o->stack_bytes, need);
+	}
 	return 0;
 }
 

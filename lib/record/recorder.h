@@ -39,6 +39,8 @@
 #define MAPS_REFRESH_INTERVAL_NS 50000000ull
 /* After a loss of side-band records, /proc is swept at most this often. */
 #define RECONCILE_INTERVAL_NS 250000000ull
+/* A sample's bytes besides its stack copy, at most (header, ids, registers, sizes) */
+#define SAMPLE_HEAD_MAX 512
 /*
  * A process whose exit record is late is looked for in /proc (its state:
  * a zombie counts as gone) at most this often; in between, kill(pid, 0)

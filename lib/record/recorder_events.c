@@ -56,6 +56,8 @@ void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t 
 		   uint32_t stack, bool on_exec, bool no_inherit, bool kernel, size_t ring_bytes,
 		   bool sw, bool off_cpu)
 {
+	size_t room;
+
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	if (sw) {
@@ -115,9 +117,14 @@ void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t 
 	 * Woken when half full: each wakeup costs the recorder its caches,
 	 * which the target ran over while it slept (~40 us here, the most of
 	 * what a light load costs it), and the other half is still room for
-	 * ~64 full samples while it gets a CPU.
+	 * ~64 full samples while it gets a CPU.  A smaller ring (an
+	 * unprivileged user's locked-memory share, an -m) keeps the room for
+	 * 32 of them, down to waking at a quarter as before.
 	 */
-	a->wakeup_watermark = (uint32_t)(ring_bytes / 2);
+	room = ((size_t)stack + SAMPLE_HEAD_MAX) * 32;
+	a->wakeup_watermark = (uint32_t)(ring_bytes / 2 >= room ? ring_bytes / 2
+					 : ring_bytes > room + ring_bytes / 4 ? ring_bytes - room
+									       : ring_bytes / 4);
 }
 
 /* The smallest ring the default sizing falls back to under a locked-memory limit. */
@@ -140,7 +147,7 @@ static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t
 	 * most 32 MiB a CPU, and 256 MiB in all; the recorder drains a ring when
 	 * it is half full.
 	 */
-	want = ((size_t)o->stack_bytes + 512) * 64 / page;
+	want = ((size_t)o->stack_bytes + SAMPLE_HEAD_MAX) * 64 / page;
 	if (o->freq_hz > 2000)
 		want *= o->freq_hz / 1000;
 	/*
@@ -158,8 +165,8 @@ static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t
 	 * second, or threads handing work to each other, fill a switch ring
 	 * faster than any sampling rate.  Room for ~256 switch samples.
 	 */
-	if (o->off_cpu && want < ((size_t)o->stack_bytes + 512) * 256 / page)
-		want = ((size_t)o->stack_bytes + 512) * 256 / page;
+	if (o->off_cpu && want < ((size_t)o->stack_bytes + SAMPLE_HEAD_MAX) * 256 / page)
+		want = ((size_t)o->stack_bytes + SAMPLE_HEAD_MAX) * 256 / page;
 	while (ncpus && most > MIN_RING_PAGES && most * page * ncpus > MAX_RING_BYTES_TOTAL)
 		most /= 2;
 	while (pages < want && pages < most)
@@ -322,6 +329,7 @@ static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool 
 			return error_set(-errno, "cannot share a perf ring");
 	} else {
 		r = perf_ring_map(ring, fd, ring->cpu, pages);
+		ring->wakeup = attr.wakeup_watermark;
 		if (r == -EPERM && !o->mmap_pages && pages > MIN_RING_PAGES) {
 			/*
 			 * Unprivileged, the kernel locks at most

@@ -564,11 +564,12 @@ int rec_drain_rings(struct prof_recorder *rec)
 		rec->ring_had_data = true;
 		/*
 		 * Records held in place take room the kernel may need: a ring
-		 * that fills (the recorder fell behind: the kernel wakes it
-		 * at half) gets it all back, its held records copied out as
-		 * they were before.
+		 * that fills (the recorder fell behind: half of the room past
+		 * the watermark is gone) gets it all back, its held records
+		 * copied out as they were before.
 		 */
-		if (ring->held_n && perf_ring_used(ring) > ring->data_size / 4 * 3) {
+		if (ring->held_n &&
+		    perf_ring_used(ring) > ring->wakeup + (ring->data_size - ring->wakeup) / 2) {
 			r = sorter_own(&rec->sorter, (int)i, held_size, held_copy, &rec->layout);
 			if (r < 0)
 				return r;

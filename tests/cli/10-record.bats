@@ -123,6 +123,17 @@ elapsed_ns() {
 	assert_equal "${stderr_lines[0]}" "prof record: invalid duration '-1'"
 }
 
+@test "a ring too small for one sample is an error naming the smallest that holds one" {
+	[ "$(getconf PAGESIZE)" = 4096 ] || skip "the figures are of 4 KiB pages"
+	run -1 --separate-stderr "$PROF" record -m 16 -o r.spool -- "$T/exitcode" 0
+	assert_equal "$stderr" "prof: a ring of 16 pages cannot hold one sample of a 65528-byte stack copy: take 32 pages or more, or a smaller stack size"
+	[ ! -e r.spool ]
+	# a smaller copy fits: every sample kept
+	run -0 "$PROF" record -q -m 16 -s 8K -o r.spool -- "$T/ladder" 1
+	run -0 "$PROF" report -q r.spool
+	assert_line --regexp '^samples: +[1-9][0-9]* written, [0-9]+ delivered by the kernel, 0 lost'
+}
+
 @test "a rate above the kernel's maximum is an error naming the maximum; -F max works" {
 	max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 	run -1 --separate-stderr "$PROF" record -F $((max + 1)) -- true
