@@ -226,4 +226,8 @@ load test_helper
 	sed -n '1,3p;10,12p;19,21p;25,27p' "$t/check.log" >"$t/explained.log"
 	run -0 "$TOP/tests/tools/unwind-differences" "$t/explained.log" "$t/p"
 	assert_output "other frames: 4, explained: 2 caller-skipped, 1 no-cfi-entry, 1 stray-caller; unexplained: 0"
+	# a file given by a link (ldd's libgmp.so.10), its frames named by the file (libgmp.so.10.4.1)
+	ln -s p "$t/p.so.1"
+	run -0 "$TOP/tests/tools/unwind-differences" "$t/explained.log" "$t/p.so.1"
+	assert_output "other frames: 4, explained: 2 caller-skipped, 1 no-cfi-entry, 1 stray-caller; unexplained: 0"
 }
