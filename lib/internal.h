@@ -41,6 +41,14 @@ int grow_array(void **arr, size_t *cap, size_t need, size_t size);
 /* grow_array(), the new elements zeroed. */
 int grow_array_zeroed(void **arr, size_t *cap, size_t need, size_t size);
 
+/* qsort()'s comparison of two uint64_t, ascending. */
+static inline int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * Add C's counts to SUM, or with SIGN -1 take them off: every counter but
  * processes, threads and the end times, which do not add up.

@@ -70,10 +70,10 @@ static int check_opts(struct prof_recorder_opts *o)
 	 * The kernel writes a sample whole or drops it: a ring smaller than
 	 * one, its stack copy and the registers around it, loses them all.
 	 */
-	if (o->mmap_pages && (size_t)o->mmap_pages * page < (size_t)o->stack_bytes + SAMPLE_HEAD_MAX) {
+	if (o->mmap_pages && (size_t)o->mmap_pages * page < sample_max_bytes(o->stack_bytes)) {
 		size_t need = 1;
 
-		while (need * page < (size_t)o->stack_bytes + SAMPLE_HEAD_MAX)
+		while (need * page < sample_max_bytes(o->stack_bytes))
 			need *= 2;
 		return error_setx(-EINVAL, "a ring of %u pages cannot hold one sample of a %u-byte "
 				  "stack copy: take %zu pages or more, or a smaller stack size",

@@ -41,6 +41,12 @@
 #define RECONCILE_INTERVAL_NS 250000000ull
 /* A sample's bytes besides its stack copy, at most (header, ids, registers, sizes) */
 #define SAMPLE_HEAD_MAX 512
+
+/* The room a sample with a stack copy of STACK bytes takes in a ring, at most. */
+static inline size_t sample_max_bytes(uint32_t stack)
+{
+	return (size_t)stack + SAMPLE_HEAD_MAX;
+}
 /*
  * A process whose exit record is late is looked for in /proc (its state:
  * a zombie counts as gone) at most this often; in between, kill(pid, 0)

@@ -45,6 +45,23 @@ const char *rec_event_name(enum prof_event_kind e)
 }
 
 /*
+ * How full a ring of RING bytes is when the kernel wakes the recorder:
+ * half, as each wakeup costs the recorder its caches, which the target ran
+ * over while it slept (~40-57 us here, the most of what a light load costs
+ * it), and the other half is room for ~64 full samples while it gets a
+ * CPU.  A smaller ring (an unprivileged user's locked-memory share, an -m)
+ * keeps the room for 32 of them, down to a quarter full as before.
+ */
+static size_t wakeup_bytes(size_t ring, uint32_t stack)
+{
+	size_t room = sample_max_bytes(stack) * 32;
+
+	if (ring / 2 >= room)
+		return ring / 2;
+	return ring > room + ring / 4 ? ring - room : ring / 4;
+}
+
+/*
  * The context-switch event samples a thread as it leaves its CPU, with
  * the same registers and stack copy as the sampling event, so that both
  * kinds of rings hold records of one layout.  It fires inside the
@@ -56,8 +73,6 @@ void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t 
 		   uint32_t stack, bool on_exec, bool no_inherit, bool kernel, size_t ring_bytes,
 		   bool sw, bool off_cpu)
 {
-	size_t room;
-
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	if (sw) {
@@ -113,18 +128,7 @@ void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t 
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->watermark = 1;
-	/*
-	 * Woken when half full: each wakeup costs the recorder its caches,
-	 * which the target ran over while it slept (~40 us here, the most of
-	 * what a light load costs it), and the other half is still room for
-	 * ~64 full samples while it gets a CPU.  A smaller ring (an
-	 * unprivileged user's locked-memory share, an -m) keeps the room for
-	 * 32 of them, down to waking at a quarter as before.
-	 */
-	room = ((size_t)stack + SAMPLE_HEAD_MAX) * 32;
-	a->wakeup_watermark = (uint32_t)(ring_bytes / 2 >= room ? ring_bytes / 2
-					 : ring_bytes > room + ring_bytes / 4 ? ring_bytes - room
-									       : ring_bytes / 4);
+	a->wakeup_watermark = (uint32_t)wakeup_bytes(ring_bytes, stack);
 }
 
 /* The smallest ring the default sizing falls back to under a locked-memory limit. */
@@ -147,7 +151,7 @@ static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t
 	 * most 32 MiB a CPU, and 256 MiB in all; the recorder drains a ring when
 	 * it is half full.
 	 */
-	want = ((size_t)o->stack_bytes + SAMPLE_HEAD_MAX) * 64 / page;
+	want = sample_max_bytes(o->stack_bytes) * 64 / page;
 	if (o->freq_hz > 2000)
 		want *= o->freq_hz / 1000;
 	/*
@@ -165,8 +169,8 @@ static size_t ring_pages(const struct prof_recorder_opts *o, size_t page, size_t
 	 * second, or threads handing work to each other, fill a switch ring
 	 * faster than any sampling rate.  Room for ~256 switch samples.
 	 */
-	if (o->off_cpu && want < ((size_t)o->stack_bytes + SAMPLE_HEAD_MAX) * 256 / page)
-		want = ((size_t)o->stack_bytes + SAMPLE_HEAD_MAX) * 256 / page;
+	if (o->off_cpu && want < sample_max_bytes(o->stack_bytes) * 256 / page)
+		want = sample_max_bytes(o->stack_bytes) * 256 / page;
 	while (ncpus && most > MIN_RING_PAGES && most * page * ncpus > MAX_RING_BYTES_TOTAL)
 		most /= 2;
 	while (pages < want && pages < most)

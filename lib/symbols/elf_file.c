@@ -152,13 +152,6 @@ static bool is_function(const GElf_Sym *s, const struct section_info *secs, size
 		(type == STT_NOTYPE && secs[s->st_shndx].exec));
 }
 
-static int by_value(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* FILTER's starts: of the sized symbols of DATA (N of them) that hold a wanted address. */
 static int find_starts(Elf_Data *data, size_t n, const struct section_info *secs, size_t nsecs,
 		       struct sym_filter *filter)
@@ -183,7 +176,7 @@ static int find_starts(Elf_Data *data, size_t n, const struct section_info *secs
 		v[k++] = s.st_value;
 	}
 	if (k)
-		qsort(v, k, sizeof(*v), by_value);
+		qsort(v, k, sizeof(*v), cmp_u64);
 	return index_addrs(&filter->starts, v, k);
 }
 
@@ -304,7 +297,7 @@ static int filter_of(const struct elf_file *f, const uint64_t *offs, size_t n,
 	for (i = 0; i < n; i++)
 		if (elf_file_vaddr(f, offs[i], &v[k]))
 			k++;
-	qsort(v, k, sizeof(*v), by_value);
+	qsort(v, k, sizeof(*v), cmp_u64);
 	/* RET owns V from here, whatever comes */
 	return index_addrs(&ret->wanted, v, k) < 0 ? error_setx(-ENOMEM, "out of memory") : 0;
 }

@@ -138,12 +138,6 @@ void utables_release(struct utables *ts)
 
 /* ---- the FDE index ------------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* Read a value of encoding ENC (the formats .eh_frame_hdr uses) at *P, below END. */
 static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t base,
