@@ -116,12 +116,16 @@ samples_of() {
 @test "-C LIST: only those CPUs' samples" {
 	(($(nproc) >= 2)) || skip_or_fail "one CPU only"
 	require_cmd taskset util-linux
-	# pinned to CPU 1: nothing of it on CPU 0, all of it on CPU 1
+	# pinned to CPU 1: nothing of it on CPU 0, all of it on CPU 1; a
+	# second ladder pinned to CPU 0 is what CPU 0 runs meanwhile (an idle
+	# machine may run nothing else there, and idle samples are no process's)
+	taskset -c 0 "$T/ladder" 3 >/dev/null &
+	BG+=($!)
 	run -0 --separate-stderr "$PROF" record -a -C 0 -o c0.spool -- "${WITH_PID[@]}" taskset -c 1 "$T/ladder" 0.5
 	assert_regex "$stderr" 'busy [0-9.]+% of 1 CPU '
 	run -0 "$PROF" report -q --format=perf-script c0.spool
 	refute_line --regexp '^[^	].* \[00[1-9]\] '
-	assert_line --regexp '^[^	].* \[000\] '
+	assert_line --regexp "^ladder +${BG[-1]}/${BG[-1]} .* \\[000\\] "
 	# (the pid's samples before taskset pinned it are sh's and taskset's)
 	[ "$(samples_of c0.spool --pid="$(cat pid)" --comm=ladder)" -eq 0 ]
 	run -0 "$PROF" record -a -q -C 1 -o c1.spool -- "${WITH_PID[@]}" taskset -c 1 "$T/ladder" 0.5
