@@ -176,8 +176,8 @@ $(O)/unit-tests: $(UNIT_OBJS) $(O)/tests/fuzz/spool_image.o $(O)/libprof.a
 $(O)/spoolgen: $(O)/tests/tools/spoolgen.o $(O)/libprof.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
-$(O)/spooledit: $(O)/tests/tools/spooledit.o $(O)/tests/fuzz/spool_image.o
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lz -ldeflate
+$(O)/spooledit: $(O)/tests/tools/spooledit.o $(O)/tests/fuzz/spool_image.o $(O)/libprof.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PROF_LIBS)
 
 # trickle copies a file a few bytes at a time; livegen writes a long
 # synthetic live spool (bench/tail-memory); rectail drives a recorder's tail.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * spool_format.h - the byte layout of the spool format (versions 1 to 3):
+ * spool_format.h - the byte layout of the spool format (versions 1 to 4):
  * the file header, the block header, the record tags and trailer keys, and
  * the varint codec, all that the writer and the reader share.  Only this
  * header knows the layout; man/prof-spool.5 is its specification and must
@@ -19,7 +19,7 @@
 #define SPOOL_MAGIC "\x89PRF\r\n\x1a\n"
 #define SPOOL_MAGIC_LEN 8
 #define SPOOL_HEADER_LEN 16
-#define SPOOL_VERSION_MAJOR 3	/* the version this writer writes */
+#define SPOOL_VERSION_MAJOR 4	/* the version this writer writes */
 /*
  * Minor version 1 (trailer keys 17 and 18, meta flag SYSTEM) only where
  * they are used, a recording of the whole machine: every other spool stays
@@ -42,6 +42,12 @@
  * newest one with the newest frame: their fields become one byte each.
  */
 #define SPOOL_VERSION_MAJOR_DELTA 3
+/*
+ * Version 4 is version 3 with one block encoding more, its records split
+ * into columns before deflate (spool_columns.h): a reader of 3 could not
+ * inflate such a block, and says so at once from the header.
+ */
+#define SPOOL_VERSION_MAJOR_COLUMNS 4
 
 /*
  * Block header: u32 magic "PBLK", u32 stored_len, u32 raw_len, u8 encoding,
@@ -57,6 +63,7 @@
 enum spool_encoding {
 	SPOOL_ENC_RAW = 0,
 	SPOOL_ENC_DEFLATE = 1,	/* zlib stream (RFC 1950) */
+	SPOOL_ENC_COLUMNS = 2,	/* zlib stream of a column image: version 4 */
 };
 
 /*

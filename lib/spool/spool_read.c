@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "internal.h"
+#include "spool_columns.h"
 #include "spool_file.h"
 #include "spool_format.h"
 #include "spool_reader.h"
@@ -72,9 +73,16 @@ static const char *unpack(struct prof_spool *sp, uint8_t enc, uint32_t stored, u
 		memcpy(sp->raw, sp->stored, raw);
 		return NULL;
 	}
-	if (uncompress(sp->raw, &out, sp->stored, stored) != Z_OK || out != raw)
-		return "payload does not inflate to its stated size";
-	return NULL;
+	if (enc == SPOOL_ENC_DEFLATE) {
+		if (uncompress(sp->raw, &out, sp->stored, stored) != Z_OK || out != raw)
+			return "payload does not inflate to its stated size";
+		return NULL;
+	}
+	/* the columns of RAW bytes of records take at most that much more */
+	out = (uLongf)raw + SPOOL_COLUMNS_SLACK;
+	if (uncompress(sp->image, &out, sp->stored, stored) != Z_OK)
+		return "payload does not inflate to a column image of its stated size";
+	return spool_columns_join(sp->image, out, sp->raw, raw);
 }
 
 /*
@@ -121,12 +129,15 @@ static int load_block(struct prof_spool *sp)
 	raw = bh.raw_len;
 	why = bh.magic != SPOOL_BLOCK_MAGIC ? "bad block magic"
 	      : !header_crc_ok ? "header checksum mismatch"
-	      : bh.encoding > SPOOL_ENC_DEFLATE ? "unknown block encoding"
+	      : bh.encoding > (sp->major >= SPOOL_VERSION_MAJOR_COLUMNS ? SPOOL_ENC_COLUMNS
+								       : SPOOL_ENC_DEFLATE)
+			? "unknown block encoding"
 	      : bh.reserved[0] || bh.reserved[1] || bh.reserved[2]
 			? "reserved header bytes are not zero"
 	      : stored > SPOOL_BLOCK_MAX || raw > SPOOL_BLOCK_MAX ? "block larger than 16 MiB"
 	      : bh.encoding == SPOOL_ENC_RAW && raw != stored ? "raw block with two sizes"
-	      : (uint64_t)raw > (uint64_t)stored * SPOOL_DEFLATE_MAX_RATIO + 64
+	      : (uint64_t)raw > ((uint64_t)stored * SPOOL_DEFLATE_MAX_RATIO + 64) *
+				(bh.encoding == SPOOL_ENC_COLUMNS ? 2 : 1)
 			? "stated size beyond what deflate can produce"
 			: NULL;
 	if (why) {
@@ -141,7 +152,9 @@ static int load_block(struct prof_spool *sp)
 		return 0;
 	}
 	if (reserve_bytes(&sp->stored, &sp->stored_cap, stored) < 0 ||
-	    reserve_bytes(&sp->raw, &sp->raw_cap, raw) < 0)
+	    reserve_bytes(&sp->raw, &sp->raw_cap, raw) < 0 ||
+	    (bh.encoding == SPOOL_ENC_COLUMNS &&
+	     reserve_bytes(&sp->image, &sp->image_cap, (size_t)raw + SPOOL_COLUMNS_SLACK) < 0))
 		return -ENOMEM;
 	r = read_at(sp, sp->stored, stored, off + sizeof(h));
 	if (r < 0)
@@ -306,8 +319,9 @@ int prof_spool_open_fd(int fd, const char *name, struct prof_spool **ret)
 	}
 	if (fh.major < SPOOL_VERSION_MAJOR_V1 || fh.major > SPOOL_VERSION_MAJOR || fh.flags) {
 		r = error_setx(-ENOTSUP, "spool '%s' has format version %u.%u%s; this prof reads "
-			       "1.x to 3.x (a newer prof wrote it)",
-			       name, fh.major, fh.minor, fh.flags ? " with unknown flags" : "");
+			       "1.x to %u.x (a newer prof wrote it)",
+			       name, fh.major, fh.minor, fh.flags ? " with unknown flags" : "",
+			       SPOOL_VERSION_MAJOR);
 		goto out_free;
 	}
 	sp->major = (uint8_t)fh.major;
@@ -477,6 +491,7 @@ void prof_spool_close(struct prof_spool *sp)
 	free(sp->symbols);
 	free(sp->name_syms);
 	free(sp->stored);
+	free(sp->image);
 	free(sp->raw);
 	free(sp->name);
 	free(sp);

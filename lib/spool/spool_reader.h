@@ -38,6 +38,8 @@ struct prof_spool {
 
 	uint8_t *stored;	/* payload as stored */
 	size_t stored_cap;
+	uint8_t *image;		/* an encoding-2 payload inflated: its columns */
+	size_t image_cap;
 	uint8_t *raw;		/* records of the current block */
 	size_t raw_cap, raw_len, pos;
 

@@ -171,11 +171,11 @@ compare_shares() {
 	run -0 "$PROF" report -q --weight=cpu "$sp"
 }
 
-@test "a spool is version 3.0 with off-CPU intervals or without; 1.0 and 2.0 still read" {
+@test "a spool is version 4.0 with off-CPU intervals or without; 1.0 to 3.0 still read" {
 	sp=$(spool plain.spool)
 	off=$(spool off.spool --offcpu 10)
-	[ "$(od -An -tu1 -j8 -N4 "$sp" | xargs)" = "3 0 0 0" ]
-	[ "$(od -An -tu1 -j8 -N4 "$off" | xargs)" = "3 0 0 0" ]
+	[ "$(od -An -tu1 -j8 -N4 "$sp" | xargs)" = "4 0 0 0" ]
+	[ "$(od -An -tu1 -j8 -N4 "$off" | xargs)" = "4 0 0 0" ]
 	# the corpus keeps spools of the versions before, written by an older prof
 	[ "$(od -An -tu1 -j8 -N1 "$TOP/tests/fuzz/corpus/offcpu.spool" | xargs)" = "2" ]
 	run -0 "$PROF" report -q "$TOP/tests/fuzz/corpus/offcpu.spool"
@@ -183,11 +183,14 @@ compare_shares() {
 	[ "$(od -An -tu1 -j8 -N1 "$TOP/tests/fuzz/corpus/small.spool" | xargs)" = "1" ]
 	run -0 "$PROF" report -q "$TOP/tests/fuzz/corpus/small.spool"
 	assert_line "samples:      20 written, 20 delivered by the kernel, 0 lost (0.00%)"
+	[ "$(od -An -tu1 -j8 -N1 "$TOP/tests/fuzz/corpus/v3-offcpu.spool" | xargs)" = "3" ]
+	run -0 "$PROF" report -q "$TOP/tests/fuzz/corpus/v3-offcpu.spool"
+	assert_line --regexp '^off-CPU: +[1-9][0-9]* intervals'
 	# a version this prof does not know: one line
-	cp "$off" v4.spool
-	printf '\004' | dd of=v4.spool bs=1 seek=8 conv=notrunc status=none
-	run -1 --separate-stderr "$PROF" report v4.spool
-	assert_equal "$stderr" "prof: spool 'v4.spool' has format version 4.0; this prof reads 1.x to 3.x (a newer prof wrote it)"
+	cp "$off" v5.spool
+	printf '\005' | dd of=v5.spool bs=1 seek=8 conv=notrunc status=none
+	run -1 --separate-stderr "$PROF" report v5.spool
+	assert_equal "$stderr" "prof: spool 'v5.spool' has format version 5.0; this prof reads 1.x to 4.x (a newer prof wrote it)"
 }
 
 @test "--weight on a synthetic spool: every format weighs the intervals by their time" {

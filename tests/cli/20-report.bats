@@ -76,9 +76,9 @@ prof: warning: 6.7% of stacks are incomplete: callers may be missing"
 
 @test "a spool of a newer major version is refused" {
 	s=$(spool a.spool --samples 10)
-	printf '\004' | dd of="$s" bs=1 seek=8 conv=notrunc status=none
+	printf '\005' | dd of="$s" bs=1 seek=8 conv=notrunc status=none
 	run -1 --separate-stderr "$PROF" report "$s"
-	assert_equal "$stderr" "prof: spool '$s' has format version 4.0; this prof reads 1.x to 3.x (a newer prof wrote it)"
+	assert_equal "$stderr" "prof: spool '$s' has format version 5.0; this prof reads 1.x to 4.x (a newer prof wrote it)"
 }
 
 @test "a spool without a trailer is reported with a warning" {

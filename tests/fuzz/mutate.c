@@ -323,7 +323,9 @@ static int mutate_blocks(struct rng *r, struct spool_image *img, size_t block)
 		}
 		return 0;
 	default:
-		b->encoding = b->encoding == SPOOL_ENC_RAW ? SPOOL_ENC_DEFLATE : SPOOL_ENC_RAW;
+		/* raw, deflated, deflated by column (invalid below version 4), in turn */
+		b->encoding = b->encoding >= SPOOL_ENC_COLUMNS ? SPOOL_ENC_RAW
+							       : (uint8_t)(b->encoding + 1);
 		return 0;
 	}
 }

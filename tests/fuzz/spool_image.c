@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "prof.h"
+#include "spool/spool_columns.h"
 #include "spool_image.h"
 
 /* A growable array of elements of SIZE bytes, to hold NEED: 0 or -ENOMEM. */
@@ -148,7 +149,7 @@ static long parse_block(struct spool_image *img, const uint8_t *p, size_t len, s
 {
 	uint32_t stored, raw;
 	struct image_block *b;
-	uint8_t *buf;
+	uint8_t *buf, *cols = NULL;
 	uLongf out;
 	int r;
 
@@ -156,16 +157,31 @@ static long parse_block(struct spool_image *img, const uint8_t *p, size_t len, s
 		return 0;
 	stored = spool_get_le32(p + 4);
 	raw = spool_get_le32(p + 8);
-	if (stored > len - SPOOL_BLOCK_HEADER_LEN || raw > max_raw || p[12] > SPOOL_ENC_DEFLATE ||
+	if (stored > len - SPOOL_BLOCK_HEADER_LEN || raw > max_raw || p[12] > SPOOL_ENC_COLUMNS ||
 	    (p[12] == SPOOL_ENC_RAW && raw != stored))
 		return 0;
 	buf = malloc(raw ? raw : 1);
-	if (!buf)
+	if (p[12] == SPOOL_ENC_COLUMNS)
+		cols = malloc((size_t)raw + SPOOL_COLUMNS_SLACK);
+	if (!buf || (p[12] == SPOOL_ENC_COLUMNS && !cols)) {
+		free(buf);
+		free(cols);
 		return -ENOMEM;
+	}
 	out = raw;
-	if (p[12] == SPOOL_ENC_RAW)
+	if (p[12] == SPOOL_ENC_RAW) {
 		memcpy(buf, p + SPOOL_BLOCK_HEADER_LEN, raw);
-	else if (uncompress(buf, &out, p + SPOOL_BLOCK_HEADER_LEN, stored) != Z_OK || out != raw) {
+	} else if (p[12] == SPOOL_ENC_DEFLATE) {
+		if (uncompress(buf, &out, p + SPOOL_BLOCK_HEADER_LEN, stored) != Z_OK || out != raw)
+			raw = UINT32_MAX;
+	} else {
+		out = (uLongf)raw + SPOOL_COLUMNS_SLACK;
+		if (uncompress(cols, &out, p + SPOOL_BLOCK_HEADER_LEN, stored) != Z_OK ||
+		    spool_columns_join(cols, out, buf, raw))
+			raw = UINT32_MAX;
+	}
+	free(cols);
+	if (raw == UINT32_MAX) {
 		free(buf);
 		return 0;
 	}
@@ -237,7 +253,7 @@ static int build_block(struct out *o, const struct image_block *b)
 	struct out raw = { 0 };
 	uint8_t h[SPOOL_BLOCK_HEADER_LEN];
 	const uint8_t *payload;
-	uint8_t *packed = NULL;
+	uint8_t *packed = NULL, enc = b->encoding;
 	size_t stored;
 	size_t i;
 	int r = 0;
@@ -255,14 +271,28 @@ static int build_block(struct out *o, const struct image_block *b)
 		goto out;
 	payload = raw.p;
 	stored = raw.len;
-	if (b->encoding == SPOOL_ENC_DEFLATE) {
+	if (enc == SPOOL_ENC_DEFLATE || enc == SPOOL_ENC_COLUMNS) {
 		/* as the writer compresses: libdeflate at its default level, 6 */
 		struct libdeflate_compressor *c = libdeflate_alloc_compressor(6);
-		size_t bound = c ? libdeflate_zlib_compress_bound(c, raw.len) : 0;
+		struct spool_columns cols = { 0 };
+		const uint8_t *in = raw.p;
+		size_t in_len = raw.len, bound;
 
-		packed = c ? malloc(bound) : NULL;
-		stored = packed ? libdeflate_zlib_compress(c, raw.p, raw.len, packed, bound) : 0;
+		/* records the columns cannot hold (a length that lies) deflate as they are */
+		if (enc == SPOOL_ENC_COLUMNS) {
+			r = spool_columns_split(&cols, raw.p, raw.len);
+			if (r > 0) {
+				in = cols.image.p;
+				in_len = cols.image.len;
+			} else {
+				enc = SPOOL_ENC_DEFLATE;
+			}
+		}
+		bound = c && r >= 0 ? libdeflate_zlib_compress_bound(c, in_len) : 0;
+		packed = bound ? malloc(bound) : NULL;
+		stored = packed ? libdeflate_zlib_compress(c, in, in_len, packed, bound) : 0;
 		libdeflate_free_compressor(c);
+		spool_columns_release(&cols);
 		if (!stored) {
 			r = -ENOMEM;
 			goto out;
@@ -270,7 +300,7 @@ static int build_block(struct out *o, const struct image_block *b)
 		payload = packed;
 	}
 	spool_block_header_pack(h, &(struct spool_block_header){ .stored_len = (uint32_t)stored,
-		.raw_len = (uint32_t)raw.len, .encoding = b->encoding,
+		.raw_len = (uint32_t)raw.len, .encoding = enc,
 		.payload_crc = (uint32_t)crc32(0, payload, (uInt)stored) });
 	r = out_put(o, h, sizeof(h)) ?: out_put(o, payload, stored);
 out:

@@ -26,7 +26,7 @@ struct image_record {
 };
 
 struct image_block {
-	uint8_t encoding;	/* as found, and written back so: 1 deflates, any other stores */
+	uint8_t encoding;	/* as found, and written back so: 1 deflates, 2 deflates columns, any other stores */
 	struct image_record *recs;
 	size_t nrecs, recs_cap;
 	uint8_t *rest;		/* bytes after the last whole record, kept as they were */

@@ -161,9 +161,9 @@ TEST(offcpu_records_need_an_offcpu_spool)
 	PROF_OPTS(prof_meta, m);
 	int64_t p, t;
 
-	test_meta(&m);	/* no PROF_META_OFFCPU: version 3, its records refused all the same */
+	test_meta(&m);	/* no PROF_META_OFFCPU: version 4, its records refused all the same */
 	CHECK_INT(prof_spool_writer_open_sink(&sink, &m, NULL, &w), ==, 0);
-	CHECK_INT(mb.p[8], ==, 3);
+	CHECK_INT(mb.p[8], ==, 4);
 	p = prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 1, .comm = "", .exe = ""));
 	t = prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = (uint32_t)p, .tid = 1,
 							   .name = ""));

@@ -148,7 +148,7 @@ TEST(spool_v3_distances_read_back_as_the_values_written)
 	CHECK_INT(prof_spool_writer_close(w), ==, 0);
 
 	read_back(&mb, &g);
-	CHECK_INT(g.major_byte, ==, 3);
+	CHECK_INT(g.major_byte, ==, 4);
 	CHECK_INT(g.nframes, ==, 30);
 	for (i = 0; i < 30; i++) {
 		struct prof_frame f = { .kind = PROF_FRAME_USER, .ref = i % 3 ? m1 : m2,
