@@ -125,7 +125,7 @@ samples_of() {
 	assert_regex "$stderr" 'busy [0-9.]+% of 1 CPU '
 	run -0 "$PROF" report -q --format=perf-script c0.spool
 	refute_line --regexp '^[^	].* \[00[1-9]\] '
-	assert_line --regexp "^ladder +${BG[-1]}/${BG[-1]} .* \\[000\\] "
+	assert_line --regexp "^ladder +${BG[-1]}/${BG[-1]} +\\[000\\] "
 	# (the pid's samples before taskset pinned it are sh's and taskset's)
 	[ "$(samples_of c0.spool --pid="$(cat pid)" --comm=ladder)" -eq 0 ]
 	run -0 "$PROF" record -a -q -C 1 -o c1.spool -- "${WITH_PID[@]}" taskset -c 1 "$T/ladder" 0.5
