@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "elf_file.h"
+#include "gopclntab.h"
 #include "internal.h"
 
 struct section_info {
@@ -230,9 +231,38 @@ static int read_symbols(struct elf_file *f, Elf *elf, Elf_Scn *scn, const GElf_S
 }
 
 /*
+ * The functions of a Go program's .gopclntab into F (with FILTER, those
+ * holding a wanted address): 1 when the file has one, 0 when not.
+ */
+static int read_gopclntab(struct elf_file *f, Elf *elf, struct sym_filter *filter)
+{
+	struct gopclntab g;
+	uint64_t i, start, end;
+	const char *name;
+	int r = gopclntab_open(elf, &g);
+
+	if (r < 0)
+		return 0;	/* none, or one this cannot read: .dynsym as before */
+	f->syms.n = 0;
+	f->dynsym = false;
+	f->gopclntab = true;
+	for (i = 0; i < g.nfunc; i++) {
+		if (!gopclntab_func(&g, i, &start, &end, &name) ||
+		    (filter && !index_any_in(&filter->wanted, start, end - start)))
+			continue;
+		/* every function sized, none aliased: one rank for all */
+		r = symtab_add(&f->syms, 0, start, end - start, end, name, 1u << 20 | 1u << 19);
+		if (r < 0)
+			return r;
+	}
+	return 1;
+}
+
+/*
  * Read the function symbols of ELF (f's own file, or its debug file) into
- * F: those of .symtab, else, unless SYMTAB_ONLY, of .dynsym; with FILTER,
- * only those it wants.  Nothing read leaves F's table as it was.
+ * F: those of .symtab, else, unless SYMTAB_ONLY, a Go program's
+ * .gopclntab, else .dynsym; with FILTER, only those it wants.  Nothing
+ * read leaves F's table as it was.
  */
 static int read_symtab(struct elf_file *f, Elf *elf, bool symtab_only, struct sym_filter *filter)
 {
@@ -262,7 +292,12 @@ static int read_symtab(struct elf_file *f, Elf *elf, bool symtab_only, struct sy
 	}
 	scn = symtab ? symtab : symtab_only ? NULL : dynsym;
 	r = 0;
-	if (scn && gelf_getshdr(scn, &sh)) {
+	if (!symtab && !symtab_only) {
+		r = read_gopclntab(f, elf, filter);
+		if (r != 0)
+			scn = NULL;
+	}
+	if (r >= 0 && scn && gelf_getshdr(scn, &sh)) {
 		f->syms.n = 0;
 		f->dynsym = scn == dynsym;
 		r = read_symbols(f, elf, scn, &sh, secs, nsecs, filter);

@@ -26,6 +26,7 @@ struct elf_file {
 	size_t nloads, loads_cap;
 	struct symtab syms;	/* key 0, ELF virtual addresses */
 	bool dynsym;		/* names came from .dynsym: no .symtab was read */
+	bool gopclntab;		/* names came from a Go program's .gopclntab */
 };
 
 /*

@@ -27,6 +27,7 @@
 #include "cfi_program.h"
 #include "internal.h"
 #include "regs_x86_64.h"
+#include "symbols/gopclntab.h"
 #include "unwind_table.h"
 
 #define DEFAULT_MAX_BYTES (64u << 20)
@@ -70,6 +71,7 @@ struct utable {
 	uint64_t *fde_lo;	/* sorted, distinct FDE start addresses */
 	uint32_t *fde_off;	/* each one's FDE in the file (.eh_frame), or NULL: libdw's */
 	struct cfi_image image;	/* the file, for cfi_fde_rows() */
+	struct gopclntab go;	/* a Go program without CFI: its functions' SP tables */
 	struct ufde *fdes;
 	size_t nfde;
 	/*
@@ -334,9 +336,62 @@ static size_t fde_at(const struct utable *t, uint64_t svma)
 }
 
 /*
+ * A Go program built with -ldflags=-w has no CFI at all, but its function
+ * table says how far each pc stands below its function's entry stack
+ * pointer: each function is an FDE, its rows compiled from that table
+ * (compile_go()), so that a frameless leaf keeps its caller, which frame
+ * pointers lose.
+ */
+static int index_gopclntab(struct utables *ts, struct utable *t)
+{
+	uint64_t i, start, end;
+	const char *name;
+	int r;
+
+	if (gopclntab_open(t->elf, &t->go) < 0 || t->go.nfunc > UINT32_MAX) {
+		t->go.nfunc = 0;
+		return -ENOENT;
+	}
+	t->fde_lo = malloc(t->go.nfunc * sizeof(*t->fde_lo));
+	if (!t->fde_lo)
+		return -ENOMEM;
+	for (i = 0; i < t->go.nfunc; i++) {
+		/* a table out of order or with a damaged entry: frame pointers as before */
+		if (!gopclntab_func(&t->go, i, &start, &end, &name) ||
+		    (i && start <= t->fde_lo[i - 1])) {
+			t->go.nfunc = 0;
+			return -ENOENT;
+		}
+		t->fde_lo[i] = start;
+		if (end > t->text_hi)
+			t->text_hi = end;
+	}
+	t->nfde = (size_t)t->go.nfunc;
+	r = finish_index(ts, t);
+	if (r == 0 && t->nfde != t->go.nfunc)
+		r = -ENOENT;
+	return r;
+}
+
+/* The functions where a goroutine's or a thread's stack begins: nothing calls them. */
+static bool go_outermost(const char *name)
+{
+	static const char *const names[] = {
+		"runtime.goexit", "runtime.mstart", "runtime.rt0_go", "runtime.clone",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/*
  * Open file PATH and index its CFI: .eh_frame through .eh_frame_hdr, else
- * .debug_frame.  0, -ENOENT (no CFI at all), -ENOMEM, or another -errno
- * (CFI that cannot be indexed here: libdwfl reads it).
+ * .debug_frame, else a Go program's .gopclntab.  0, -ENOENT (no CFI at
+ * all), -ENOMEM, or another -errno (CFI that cannot be indexed here:
+ * libdwfl reads it).
  */
 static int table_open(struct utables *ts, struct utable *t, const char *path)
 {
@@ -413,7 +468,7 @@ static int table_open(struct utables *ts, struct utable *t, const char *path)
 		r = index_debug_frame(t, elf_getdata(scn, NULL));
 		return r == 0 ? finish_index(ts, t) : r;
 	}
-	return -ENOENT;
+	return index_gopclntab(ts, t);
 }
 
 /* ---- finding a table ----------------------------------------------------- */
@@ -744,6 +799,64 @@ out:
 	return r;
 }
 
+/*
+ * Compile Go function I's rows from its SP table: at a pc SP bytes below
+ * the entry's stack pointer, the CFA is rsp + SP + 8, the return address
+ * just below it, and rbp, once the frame is made, saved below that (Go
+ * saves the caller's rbp at the top of every frame it makes; a frameless
+ * leaf leaves it alone).  0, -EINVAL for a damaged table, -ENOMEM.
+ */
+static int compile_go(struct utables *ts, struct utable *t, size_t i)
+{
+	uint64_t lo = t->fde_lo[i], hi = i + 1 < t->nfde ? t->fde_lo[i + 1] : t->text_hi, a, b, s, e;
+	struct gopclntab_pcvalue it;
+	struct ufde *f = &t->fdes[i];
+	struct urow *v = NULL;
+	size_t n = 0, cap = 0;
+	const char *name;
+	uint8_t flags;
+	int64_t sp;
+
+	if (hi <= lo || hi - lo > UINT32_MAX || !gopclntab_func(&t->go, i, &s, &e, &name) ||
+	    !gopclntab_sp_table(&t->go, i, &it))
+		return -EINVAL;
+	flags = go_outermost(name) ? URULE_ENTRY : 0;
+	while (gopclntab_pcvalue_next(&it, &a, &b, &sp) && a < hi) {
+		struct urule r = { .cfa = UCFA_RSP, .cfa_off = (int32_t)sp + 8,
+				   .bp = sp > 0 ? UBP_AT : UBP_SAME, .bp_off = -16, .flags = flags };
+		void *p = v;
+
+		if (b > hi)
+			b = hi;
+		if (b <= a || a < lo)
+			continue;
+		if (sp < 0 || sp > INT32_MAX - 8)
+			r = (struct urule){ .cfa = UCFA_NONE, .flags = flags };
+		if (grow_array(&p, &cap, n + 1, sizeof(*v)) < 0) {
+			free(v);
+			return -ENOMEM;
+		}
+		v = p;
+		v[n++] = (struct urow){ .off = (uint32_t)(a - lo), .end = (uint32_t)(b - lo), .r = r };
+	}
+	if (!n) {
+		free(v);
+		return -EINVAL;
+	}
+	if (ts->rows_bytes + n * sizeof(*v) > ts->max_bytes)
+		flush_rows(ts);
+	if (!f->nrows)
+		ts->fdes_compiled++;
+	count_rows_bytes(ts, t, -(int64_t)(f->cap * sizeof(*f->rows)));
+	free(f->rows);
+	f->rows = v;
+	f->nrows = (uint32_t)n;
+	f->cap = (uint32_t)cap;
+	count_rows_bytes(ts, t, (int64_t)(cap * sizeof(*v)));
+	ts->rows_compiled += n;
+	return 0;
+}
+
 /* The index of the first compiled row of F starting after OFF. */
 static size_t row_after(const struct ufde *f, uint32_t off)
 {
@@ -777,6 +890,15 @@ struct urule utable_rule(struct utables *ts, struct utable *t, uint64_t svma)
 	k = row_after(f, off);
 	if (k && off < f->rows[k - 1].end)
 		return f->rows[k - 1].r;
+	if (t->go.nfunc) {
+		/* compiled whole: a pc its rows do not cover has no rule */
+		int r = f->nrows ? -EINVAL : compile_go(ts, t, i);
+
+		if (r == -ENOMEM)
+			return (struct urule){ .cfa = UCFA_FALLBACK };
+		k = r == 0 ? row_after(f, off) : 0;
+		return k && off < f->rows[k - 1].end ? f->rows[k - 1].r : none;
+	}
 	if (t->fde_off && !f->libdw) {
 		int r = compile_fde(ts, t, i);
 
