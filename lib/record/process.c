@@ -107,6 +107,14 @@ static int retire(struct proc_table *pt, const uint32_t *ids, size_t n, uint64_t
 	return 0;
 }
 
+/* HotSpot's library, whatever JDK it comes from: the process is a JVM */
+static bool is_libjvm(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return !strcmp(slash ? slash + 1 : path, "libjvm.so");
+}
+
 static int add_mapping(struct proc_table *pt, struct proc *p, const struct map_entry *e,
 		       uint64_t time)
 {
@@ -123,6 +131,8 @@ static int add_mapping(struct proc_table *pt, struct proc *p, const struct map_e
 				e->inode, e->path, &m);
 	if (r < 0)
 		return r;
+	if (is_libjvm(e->path))
+		p->jvm = true;
 	r = as_add(&p->as, &m, retired, &n);
 	if (r < 0) {
 		free(m.path);
@@ -430,6 +440,7 @@ int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool 
 			/* first sight: the mmap records of the new image follow */
 			return pt_process(pt, pid, time, false, &p) ?: pt_thread(pt, pid, tid, time, &t);
 		as_clear(&p->as, retired, &n);
+		p->jvm = false;
 		r = retire(pt, retired, n, time);
 		if (r < 0)
 			return r;

@@ -27,6 +27,7 @@ struct proc {
 	char comm[16];
 	uint64_t maps_refreshed_ns;	/* last /proc/PID/maps re-read (throttle) */
 	bool ran_anon;			/* it had anonymous code: JIT names to capture */
+	bool jvm;			/* it maps libjvm.so: a JVM to ask for names (jvm.c) */
 	bool has_threads;		/* pt_collect()'s scratch */
 	struct addr_space as;
 };

@@ -117,6 +117,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 	sorter_init(&rec->sorter);
 	path_cache_init(&rec->paths);
 	pt_init(&rec->pt, NULL);
+	jvm_set_init(&rec->jvms);
 	r = unwinder_init(&rec->uw);
 	if (r == 0)
 		r = capture_init(&rec->capture);
@@ -310,6 +311,11 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 	}
 	if (r >= 0 && rec_switch_due(rec, drain_start))
 		r = prof_recorder_switch_output(rec);
+	/* a JVM's compiled methods are named by the perf map it writes when asked */
+	if (r >= 0 && drain_start - rec->last_jvm_ns >= JVM_POLL_NS) {
+		rec->last_jvm_ns = drain_start;
+		jvm_set_poll(&rec->jvms, &rec->pt, drain_start);
+	}
 	/* what exited a while ago cannot be named by a record any more: forget it */
 	if (r >= 0 && drain_start - rec->last_collect_ns >= COLLECT_INTERVAL_NS) {
 		rec->last_collect_ns = drain_start;
@@ -501,6 +507,7 @@ void prof_recorder_free(struct prof_recorder *rec)
 	path_cache_release(&rec->paths);
 	unwinder_release(&rec->uw);
 	capture_release(&rec->capture);
+	jvm_set_release(&rec->jvms);	/* after the last capture: it removes the maps it caused */
 	offcpu_release(&rec->offcpu);
 	rec_switch_release(rec);
 	prof_spool_writer_close(rec->w);

@@ -14,6 +14,7 @@
 
 #include "attach.h"
 #include "capture.h"
+#include "jvm.h"
 #include "offcpu.h"
 #include "path_cache.h"
 #include "perf_ring.h"
@@ -119,6 +120,8 @@ struct prof_recorder {
 	struct sorter sorter;
 	struct proc_table pt;
 	struct capture capture;
+	struct jvm_set jvms;		/* the JVMs asked for their perf maps */
+	uint64_t last_jvm_ns;
 	struct offcpu offcpu;		/* --off-cpu: the intervals open */
 	uint64_t prev_drain_ns;
 	uint64_t last_block_ns;

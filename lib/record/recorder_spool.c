@@ -157,6 +157,8 @@ int rec_capture_names(struct prof_recorder *rec, struct prof_spool_writer *w)
 
 	if (!v)
 		return error_setx(-ENOMEM, "out of memory");
+	/* the JVMs' perf maps as they are now, for the methods compiled since they were asked */
+	jvm_set_refresh(&rec->jvms, pt, JVM_REFRESH_MS);
 	/* the processes the file's frames can name: those it holds, and those collected */
 	for (i = 0; i < pt->nprocs; i++) {
 		const struct proc *p = pt->procs[i];

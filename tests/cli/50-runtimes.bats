@@ -2,7 +2,9 @@
 # The languages people write: their frames named and whole, as the runtime
 # itself would name them.  Go: a release build (-ldflags="-s -w": no
 # .symtab, no DWARF, no CFI) named from .gopclntab, and unwound through its
-# functions' SP tables, so that a frameless leaf keeps its caller.
+# functions' SP tables, so that a frameless leaf keeps its caller.  Java:
+# compiled methods named with no JVM flag, from the perf map the JVM writes
+# when prof asks over its attach protocol.
 load test_helper
 
 setup() {
@@ -71,4 +73,69 @@ share() {
 	wait "$pid"
 	work=$(share p.spool work)
 	[ "$work" -ge 95 ] || fail "main.work;main.spin in $work% of the attached samples"
+}
+
+# java_build: Hot.class in the test's directory
+java_build() {
+	require_cmd javac openjdk-17-jdk-headless
+	cp "$TOP/tests/targets/java/Hot.java" . && javac Hot.java || fail "javac Hot.java failed"
+}
+
+# jshare SPOOL WHAT: the percentage of the samples whose leaf is Hot.fib
+# (WHAT=leaf), of those the share complete from start_thread through
+# JavaMain with viaA or viaB right above the first fib (WHAT=whole)
+jshare() {
+	"$PROF" report -q --format=folded "$1" |
+		awk -v what="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); all += n
+			k = split(s, f, ";")
+			if (f[k] != "long Hot.fib(int)") next
+			leaf += n
+			if (s ~ /^clone3;start_thread;ThreadJavaMain;JavaMain;.*;long Hot\.via[AB]\(int\);long Hot\.fib\(int\)/)
+				whole += n }
+			END { if (what == "leaf") print all ? int(100 * leaf / all) : 0
+			      else print leaf ? int(100 * whole / leaf) : 0 }'
+}
+
+@test "java, no flags but PreserveFramePointer: compiled methods named, stacks whole" {
+	java_build
+	before=$(ls /tmp/perf-*.map 2>/dev/null || true)
+	run -0 --separate-stderr "$PROF" record -o j.spool -- java -XX:+PreserveFramePointer Hot 2
+	# the JVM's own output is its own: SIGQUIT made no thread dump
+	assert_output --regexp '^hot: [0-9]+ calls, [0-9]+$'
+	refute_regex "$stderr" 'PreserveFramePointer|perf map'
+	leaf=$(jshare j.spool leaf)
+	whole=$(jshare j.spool whole)
+	[ "$leaf" -ge 85 ] || fail "long Hot.fib(int) is the leaf of $leaf% of the samples"
+	[ "$whole" -ge 95 ] || fail "$whole% of Hot.fib's samples are whole to start_thread"
+	# prof asked for the map, and takes it away: nothing is left behind
+	after=$(ls /tmp/perf-*.map 2>/dev/null || true)
+	[ "$before" = "$after" ] || fail "perf maps left behind: $(comm -13 <(echo "$before") <(echo "$after"))"
+	run -0 ls -A
+	refute_output --partial .attach_pid
+}
+
+@test "java without PreserveFramePointer: one warning naming the flag, the leaf still named" {
+	java_build
+	run -0 --separate-stderr "$PROF" record -o j.spool -- java Hot 1
+	assert_output --regexp '^hot: [0-9]+ calls, [0-9]+$'
+	run -0 grep -c 'runs without -XX:+PreserveFramePointer: its stacks stop' <<<"$stderr"
+	assert_output 1
+	leaf=$(jshare j.spool leaf)
+	[ "$leaf" -ge 85 ] || fail "long Hot.fib(int) is the leaf of $leaf% of the samples"
+}
+
+@test "java, attached: -p names a running JVM's methods, and its map is left as it was" {
+	java_build
+	java -XX:+PreserveFramePointer Hot 4 >out &
+	pid=$!
+	sleep 0.5
+	run -0 "$PROF" record -q -o p.spool -p "$pid" -d 1.5
+	leaf=$(jshare p.spool leaf)
+	whole=$(jshare p.spool whole)
+	[ ! -e "/tmp/perf-$pid.map" ] || fail "/tmp/perf-$pid.map left behind"
+	wait "$pid"
+	run -0 cat out
+	assert_output --regexp '^hot: [0-9]+ calls, [0-9]+$'
+	[ "$leaf" -ge 90 ] || fail "long Hot.fib(int) is the leaf of $leaf% of the samples"
+	[ "$whole" -ge 95 ] || fail "$whole% of Hot.fib's samples are whole to start_thread"
 }
