@@ -5,9 +5,10 @@
  * elsewhere: the function symbols of each module (also of files deleted or
  * replaced while recorded, read through a descriptor kept since they were
  * mapped), kernel symbols from /proc/kallsyms, and JIT names from
- * /tmp/perf-PID.map.  Only the symbols that some frame falls in are
+ * /tmp/perf-PID.map and the jitdump a process announced.  Only the symbols that some frame falls in are
  * written: the cost follows distinct frames, not the size of the tables.
- * The perf map is written by the target: it is read as hostile input.
+ * The perf map and the jitdump are written by the target: they are read
+ * as hostile input.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "jitdump.h"
 #include "symbols/elf_file.h"
 #include "internal.h"
 #include "spool/spool_writer.h"
@@ -75,11 +77,16 @@ static int by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static pid_t pid_of(const struct wants *w, uint32_t id)
+static const struct capture_process *proc_of(const struct wants *w, uint32_t id)
 {
 	const struct capture_process key = { .id = id };
-	const struct capture_process *p = w->nprocs ? bsearch(&key, w->procs, w->nprocs,
-							       sizeof(key), by_id) : NULL;
+
+	return w->nprocs ? bsearch(&key, w->procs, w->nprocs, sizeof(key), by_id) : NULL;
+}
+
+static pid_t pid_of(const struct wants *w, uint32_t id)
+{
+	const struct capture_process *p = proc_of(w, id);
 
 	return p ? p->pid : 0;
 }
@@ -269,11 +276,6 @@ static int capture_kernel(struct capture *c, struct prof_spool_writer *w, const 
 	return r;
 }
 
-struct jit_sym {
-	uint64_t start, size;
-	char *name;
-};
-
 static int by_start(const void *a, const void *b)
 {
 	const struct jit_sym *x = a, *y = b;
@@ -358,8 +360,27 @@ static int read_perf_map(pid_t pid, struct jit_sym **ret, size_t *ret_n)
 	return r;
 }
 
-static int capture_jit(struct capture *c, struct prof_spool_writer *w, const struct want *v,
-		       size_t n)
+/*
+ * The jitdump process PID announced at PATH (as it named it: through its
+ * root while it lives), its loads after the perf map's entries.
+ */
+static int read_jitdump(pid_t pid, const char *path, struct jit_sym **v, size_t *n)
+{
+	size_t cap = *n;
+	char *alive;
+	int r;
+
+	if (asprintf(&alive, "/proc/%d/root%s", (int)pid, path) < 0)
+		return error_setx(-ENOMEM, "out of memory");
+	if (access(alive, R_OK) == 0)
+		path = alive;
+	r = jitdump_read(path, v, n, &cap);
+	free(alive);
+	return r;
+}
+
+static int capture_jit(struct capture *c, struct prof_spool_writer *w,
+		       const struct capture_process *proc, const struct want *v, size_t n)
 {
 	struct jit_sym *syms;
 	size_t ns, i, k;
@@ -368,6 +389,8 @@ static int capture_jit(struct capture *c, struct prof_spool_writer *w, const str
 	if (!v[0].pid)
 		return 0;
 	r = read_perf_map(v[0].pid, &syms, &ns);
+	if (r >= 0 && proc && proc->jitdump)
+		r = read_jitdump(v[0].pid, proc->jitdump, &syms, &ns);
 	for (i = 0; r >= 0 && i < n; i++) {
 		/* entries may overlap (code regenerated): the last one that holds it wins */
 		for (k = ns; k-- > 0;)
@@ -444,7 +467,7 @@ int capture_names(struct capture *c, struct prof_spool_writer *w, struct capture
 		} else if (want.v[i].scope == PROF_SYMBOL_KERNEL)
 			r = capture_kernel(c, w, want.v + i, j - i);
 		else
-			r = capture_jit(c, w, want.v + i, j - i);
+			r = capture_jit(c, w, proc_of(&want, want.v[i].id), want.v + i, j - i);
 	}
 	if (have_file)
 		elf_file_release(&f);

@@ -30,10 +30,11 @@ void capture_release(struct capture *c);
 /* Note module ID (just written) and how to read it later.  0 or -ENOMEM. */
 int capture_module(struct capture *c, uint32_t id, const struct as_module *m);
 
-/* A process of the spool, by its id: where its JIT's perf map is. */
+/* A process of the spool, by its id: where its JIT's perf map and jitdump are. */
 struct capture_process {
 	uint32_t id;
 	pid_t pid;
+	const char *jitdump;	/* the jitdump it mapped (its path, as it named it), or NULL */
 };
 
 /*

@@ -13,8 +13,9 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "process.h"
+#include "jitdump.h"
 #include "proc.h"
+#include "process.h"
 
 #define RETIRE_MAX 256
 
@@ -71,6 +72,38 @@ void pt_release(struct proc_table *pt)
 	intern_release(&pt->tid_index);
 	intern_release(&pt->frame_modules);
 	free(pt->gone);
+	for (i = 0; i < pt->njitdumps; i++)
+		free(pt->jitdumps[i].path);
+	free(pt->jitdumps);
+}
+
+const char *pt_jitdump(const struct proc_table *pt, pid_t pid)
+{
+	size_t i;
+
+	for (i = pt->njitdumps; i-- > 0;)
+		if (pt->jitdumps[i].pid == pid)
+			return pt->jitdumps[i].path;
+	return NULL;
+}
+
+/* P mapped its jitdump at PATH: its JIT's names are read from it at the end. */
+static int note_jitdump(struct proc_table *pt, const struct proc *p, const char *path)
+{
+	const char *have = pt_jitdump(pt, p->pid);
+	void *v = pt->jitdumps;
+	char *copy;
+
+	if (have && !strcmp(have, path))
+		return 0;
+	if (grow_array(&v, &pt->jitdumps_cap, pt->njitdumps + 1, sizeof(*pt->jitdumps)) < 0)
+		return -ENOMEM;
+	pt->jitdumps = v;
+	copy = xstrdup(path);
+	if (!copy)
+		return error_setx(-ENOMEM, "out of memory");
+	pt->jitdumps[pt->njitdumps++] = (struct pt_jitdump){ p->pid, copy };
+	return 0;
 }
 
 struct proc *pt_find_process(struct proc_table *pt, pid_t pid)
@@ -123,6 +156,9 @@ static int add_mapping(struct proc_table *pt, struct proc *p, const struct map_e
 	struct as_module m;
 	int r;
 
+	/* a JIT maps its jitdump executable to announce it: a marker, not code */
+	if (jitdump_is_marker(e->path))
+		return note_jitdump(pt, p, e->path);
 	if (e->build_id_len)
 		r = as_describe_build_id(&p->as, e->start, e->end, e->pgoff, e->build_id,
 					 e->build_id_len, e->path, &m);

@@ -60,6 +60,9 @@ struct proc_table {
 	struct pt_gone { pid_t pid; uint32_t spool_id; } *gone;
 	size_t ngone, gone_cap;
 	struct as_shared *spaces;	/* what the address spaces share, if set */
+	/* the jitdumps processes announced (jitdump.c), as they named them */
+	struct pt_jitdump { pid_t pid; char *path; } *jitdumps;
+	size_t njitdumps, jitdumps_cap;
 };
 
 void pt_init(struct proc_table *pt, struct prof_spool_writer *w);
@@ -130,6 +133,9 @@ int64_t pt_frame_module_id(struct proc_table *pt, struct proc *p, struct as_modu
  * with a service's churn of threads and children over hours.  0 or -ENOMEM.
  */
 int pt_collect(struct proc_table *pt, uint64_t now, uint64_t grace_ns);
+
+/* The jitdump process PID announced last, or NULL. */
+const char *pt_jitdump(const struct proc_table *pt, pid_t pid);
 
 /* Mark P exited (also when found dead without an exit record). */
 int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time);

@@ -164,10 +164,12 @@ int rec_capture_names(struct prof_recorder *rec, struct prof_spool_writer *w)
 		const struct proc *p = pt->procs[i];
 
 		if (p->spool_id)
-			v[n++] = (struct capture_process){ p->spool_id, p->pid };
+			v[n++] = (struct capture_process){ p->spool_id, p->pid,
+							   pt_jitdump(pt, p->pid) };
 	}
 	for (i = 0; i < pt->ngone; i++)
-		v[n++] = (struct capture_process){ pt->gone[i].spool_id, pt->gone[i].pid };
+		v[n++] = (struct capture_process){ pt->gone[i].spool_id, pt->gone[i].pid,
+						   pt_jitdump(pt, pt->gone[i].pid) };
 	r = capture_names(&rec->capture, w, v, n);
 	free(v);
 	return r;

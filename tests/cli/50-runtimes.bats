@@ -139,3 +139,35 @@ jshare() {
 	[ "$leaf" -ge 90 ] || fail "long Hot.fib(int) is the leaf of $leaf% of the samples"
 	[ "$whole" -ge 95 ] || fail "$whole% of Hot.fib's samples are whole to start_thread"
 }
+
+# fibshare SPOOL: the percentage of the samples whose leaf is V8's JS fib, named
+fibshare() {
+	"$PROF" report -q --format=folded "$1" |
+		awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); all += n
+			k = split(s, f, ";")
+			if (f[k] ~ /^(JS|LazyCompile):\*fib [^;]*\/fib\.js:1(:[0-9]+)?$/) hit += n }
+			END { print all ? int(1000 * hit / all) : 0 }'
+}
+
+@test "node --perf-prof: JS names from the jitdump it announced, as many as its perf map gives" {
+	require_cmd node nodejs
+	cat >fib.js <<-'EOF'
+	function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+	const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+	let s = 0;
+	while (cpu() < 1500) s += fib(22);
+	console.log("node:", s);
+	EOF
+	before=$(ls /tmp/perf-*.map 2>/dev/null || true)
+	run -0 "$PROF" record -q -o d.spool -- node --perf-prof fib.js
+	# the names came from the jitdump in the cwd: V8 wrote no perf map
+	after=$(ls /tmp/perf-*.map 2>/dev/null || true)
+	[ "$before" = "$after" ] || fail "a perf map appeared: $(comm -13 <(echo "$before") <(echo "$after"))"
+	run -0 ls jit-*.dump
+	dump=$(fibshare d.spool)
+	run -0 "$PROF" record -q -o m.spool -- node --perf-basic-prof fib.js
+	map=$(fibshare m.spool)
+	# (per mille of all samples; the same workload, so within a point of each other)
+	[ "$map" -ge 900 ] || fail "the perf map names fib in $map per mille of the samples"
+	[ "$dump" -ge $((map * 99 / 100)) ] || fail "the jitdump names fib in $dump per mille, the map in $map"
+}
