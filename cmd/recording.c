@@ -246,6 +246,10 @@ static void print_summary(const struct prof_recording_summary *s, const char *pa
 					    : 100.0,
 			s->lost_switch_samples, s->lost_switch_records);
 	}
+	if (s->python_frames || s->python_stale || s->python_unread)
+		fprintf(stderr, "prof: python: %" PRIu64 " frames read, %" PRIu64 " stale (not "
+			"shown), %" PRIu64 " eval loops unread\n", s->python_frames, s->python_stale,
+			s->python_unread);
 }
 /* -a: the machine's share of busy CPU time, the processes seen. */
 static void print_system(const struct prof_recording_summary *s, int verbosity)

@@ -133,6 +133,9 @@ void counters_add(struct prof_counters *sum, const struct prof_counters *c, int 
 	sum->offcpu_truncated += k * c->offcpu_truncated;
 	sum->switch_events += k * c->switch_events;
 	sum->idle_samples += k * c->idle_samples;
+	sum->python_frames += k * c->python_frames;
+	sum->python_stale += k * c->python_stale;
+	sum->python_unread += k * c->python_unread;
 	/* files of one recording sample the same CPUs: a sum counts them once */
 	if (sign > 0 && c->cpus > sum->cpus)
 		sum->cpus = c->cpus;

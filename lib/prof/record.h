@@ -216,6 +216,8 @@ struct prof_recording_summary {
 	uint64_t synthesis_cpu_ns;	/* of that, the recorder's CPU time */
 	uint64_t synthesis_processes;	/* the processes read */
 	uint64_t unwind_memo_frames;	/* user frames taken from the thread's last walk */
+	/* CPython 3.11: as struct prof_counters has them */
+	uint64_t python_frames, python_stale, python_unread;
 };
 
 struct prof_recorder;

@@ -87,6 +87,13 @@ enum prof_frame_kind {
 				 * enum prof_offcpu_state the thread was in */
 };
 
+/*
+ * An ANON frame at or above this address is a Python function the
+ * recorder read from the interpreter (no mapping is there): named by the
+ * process's symbols like JIT code, shown as module [python].
+ */
+#define PROF_PYTHON_FRAME_BASE 0x8000000000000000ull
+
 /* Why an unwind stopped early; also the addr of a PROF_FRAME_TRUNCATED frame. */
 enum prof_unwind_error {
 	PROF_UNWIND_STACK_COPY = 1,	/* ran past the copied user stack */
@@ -296,6 +303,12 @@ struct prof_counters {
 	/* the whole machine: of sample_events, the idle task's; the CPUs sampled (0: not it) */
 	uint64_t idle_samples;
 	uint64_t cpus;
+	/*
+	 * CPython 3.11: Python frames read into stacks; frames that failed
+	 * validation (stale: the process had moved on), not shown; eval-loop
+	 * frames whose Python frames were not found, shown as the interpreter
+	 */
+	uint64_t python_frames, python_stale, python_unread;
 };
 
 /* Sum of lost[] over every kind. */

@@ -379,6 +379,32 @@ static int read_jitdump(pid_t pid, const char *path, struct jit_sym **v, size_t 
 	return r;
 }
 
+static int by_py_start(const void *a, const void *b)
+{
+	const uint64_t *x = a;
+	const struct jit_sym *y = b;
+
+	return *x < y->start ? -1 : *x >= y->start + y->size;
+}
+
+/* The Python frames of PROC among V (sorted by address: they come last), named. */
+static int capture_python(struct capture *c, struct prof_spool_writer *w,
+			  const struct capture_process *proc, const struct want *v, size_t n)
+{
+	const struct jit_sym *s;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; r >= 0 && i < n; i++) {
+		if (v[i].addr < PROF_PYTHON_FRAME_BASE)
+			continue;
+		s = bsearch(&v[i].addr, proc->py, proc->npy, sizeof(*proc->py), by_py_start);
+		if (s)
+			r = emit(c, w, PROF_SYMBOL_PROCESS, v[i].id, s->start, s->size, s->name);
+	}
+	return r;
+}
+
 static int capture_jit(struct capture *c, struct prof_spool_writer *w,
 		       const struct capture_process *proc, const struct want *v, size_t n)
 {
@@ -388,6 +414,11 @@ static int capture_jit(struct capture *c, struct prof_spool_writer *w,
 
 	if (!v[0].pid)
 		return 0;
+	if (proc && proc->npy) {
+		r = capture_python(c, w, proc, v, n);
+		if (r < 0)
+			return r;
+	}
 	r = read_perf_map(v[0].pid, &syms, &ns);
 	if (r >= 0 && proc && proc->jitdump)
 		r = read_jitdump(v[0].pid, proc->jitdump, &syms, &ns);

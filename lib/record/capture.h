@@ -14,6 +14,7 @@
 #include "symbols/image_set.h"
 #include "unwind/addr_space.h"
 #include "intern.h"
+#include "jitdump.h"
 
 struct prof_spool_writer;
 
@@ -35,6 +36,8 @@ struct capture_process {
 	uint32_t id;
 	pid_t pid;
 	const char *jitdump;	/* the jitdump it mapped (its path, as it named it), or NULL */
+	const struct jit_sym *py;	/* its Python functions' names (python.c), by address */
+	size_t npy;
 };
 
 /*

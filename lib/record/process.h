@@ -28,6 +28,9 @@ struct proc {
 	uint64_t maps_refreshed_ns;	/* last /proc/PID/maps re-read (throttle) */
 	bool ran_anon;			/* it had anonymous code: JIT names to capture */
 	bool jvm;			/* it maps libjvm.so: a JVM to ask for names (jvm.c) */
+	bool py_checked, py_said;	/* python.c looked at its modules; said it cannot */
+	bool py;			/* a CPython 3.11 whose Python frames are read */
+	uint32_t py_gen;		/* as.gen when it looked */
 	bool has_threads;		/* pt_collect()'s scratch */
 	struct addr_space as;
 };

@@ -118,6 +118,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 	path_cache_init(&rec->paths);
 	pt_init(&rec->pt, NULL);
 	jvm_set_init(&rec->jvms);
+	py_set_init(&rec->py);
 	r = unwinder_init(&rec->uw);
 	if (r == 0)
 		r = capture_init(&rec->capture);
@@ -508,6 +509,7 @@ void prof_recorder_free(struct prof_recorder *rec)
 	unwinder_release(&rec->uw);
 	capture_release(&rec->capture);
 	jvm_set_release(&rec->jvms);	/* after the last capture: it removes the maps it caused */
+	py_set_release(&rec->py);
 	offcpu_release(&rec->offcpu);
 	rec_switch_release(rec);
 	prof_spool_writer_close(rec->w);

@@ -15,6 +15,7 @@
 #include "attach.h"
 #include "capture.h"
 #include "jvm.h"
+#include "python.h"
 #include "offcpu.h"
 #include "path_cache.h"
 #include "perf_ring.h"
@@ -121,6 +122,7 @@ struct prof_recorder {
 	struct proc_table pt;
 	struct capture capture;
 	struct jvm_set jvms;		/* the JVMs asked for their perf maps */
+	struct py_set py;		/* the CPython processes whose frames are read */
 	uint64_t last_jvm_ns;
 	struct offcpu offcpu;		/* --off-cpu: the intervals open */
 	uint64_t prev_drain_ns;

@@ -276,6 +276,9 @@ static int handle_sample(struct prof_recorder *rec, const struct perf_event_head
 	r = pt_thread(&rec->pt, (pid_t)s.pid, (pid_t)s.tid, s.time, &t);
 	if (r >= 0)
 		r = unwind_user(rec, t->proc, &s);
+	/* CPython 3.11: its eval loops' frames become the Python functions they ran */
+	if (r >= 0)
+		r = py_expand(&rec->py, t->proc, &s, u);
 	if (r < 0)
 		return r;
 	if (u->cause && !switched) {

@@ -103,6 +103,9 @@ void rec_summary(const struct prof_recorder *rec, struct prof_recording_summary 
 	ret->synthesis_ns = rec->synthesis_ns;
 	ret->synthesis_cpu_ns = rec->synthesis_cpu_ns;
 	ret->unwind_memo_frames = rec->uw.memo_frames;
+	ret->python_frames = rec->py.frames;
+	ret->python_stale = rec->py.stale;
+	ret->python_unread = rec->py.unread;
 	ret->synthesis_processes = rec->synthesis_processes;
 }
 
@@ -138,6 +141,9 @@ void rec_counters(const struct prof_recording_summary *s, struct prof_counters *
 	c->offcpu_truncated = s->offcpu_truncated;
 	c->idle_samples = s->idle_samples;
 	c->cpus = s->cpus;
+	c->python_frames = s->python_frames;
+	c->python_stale = s->python_stale;
+	c->python_unread = s->python_unread;
 }
 
 void rec_file_counters(const struct prof_recorder *rec, struct prof_counters *c)
@@ -164,12 +170,15 @@ int rec_capture_names(struct prof_recorder *rec, struct prof_spool_writer *w)
 		const struct proc *p = pt->procs[i];
 
 		if (p->spool_id)
-			v[n++] = (struct capture_process){ p->spool_id, p->pid,
-							   pt_jitdump(pt, p->pid) };
+			v[n++] = (struct capture_process){ .id = p->spool_id, .pid = p->pid,
+							   .jitdump = pt_jitdump(pt, p->pid) };
 	}
 	for (i = 0; i < pt->ngone; i++)
-		v[n++] = (struct capture_process){ pt->gone[i].spool_id, pt->gone[i].pid,
-						   pt_jitdump(pt, pt->gone[i].pid) };
+		v[n++] = (struct capture_process){ .id = pt->gone[i].spool_id,
+						   .pid = pt->gone[i].pid,
+						   .jitdump = pt_jitdump(pt, pt->gone[i].pid) };
+	for (i = 0; i < n; i++)
+		v[i].py = py_names(&rec->py, v[i].pid, &v[i].npy);
 	r = capture_names(&rec->capture, w, v, n);
 	free(v);
 	return r;

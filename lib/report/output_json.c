@@ -123,6 +123,12 @@ static void put_counters(FILE *out, const struct prof_counters *c, const struct 
 		put_num(out, "cpus", c->cpus, &first);
 		put_num(out, "idle_samples", c->idle_samples, &first);
 	}
+	if (c->python_frames || c->python_stale || c->python_unread) {
+		/* CPython 3.11's frames, read from the interpreter */
+		put_num(out, "python_frames", c->python_frames, &first);
+		put_num(out, "python_stale", c->python_stale, &first);
+		put_num(out, "python_unread", c->python_unread, &first);
+	}
 	if (m->flags & PROF_META_OFFCPU) {
 		put_num(out, "switch_events", c->switch_events, &first);
 		put_num(out, "offcpu_intervals", c->offcpu_intervals, &first);

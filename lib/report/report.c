@@ -115,6 +115,10 @@ static void print_counters(FILE *out, const struct prof_counters *c, const struc
 			"machine:", report_pct(busy, c->sample_events), c->cpus,
 			c->cpus == 1 ? "" : "s", c->idle_samples);
 	}
+	if (c->python_frames || c->python_stale || c->python_unread)
+		fprintf(out, "%-14s%" PRIu64 " frames read, %" PRIu64 " stale (not shown), %" PRIu64
+			" eval loops unread\n", "python:", c->python_frames, c->python_stale,
+			c->python_unread);
 	if (m->flags & PROF_META_OFFCPU) {
 		uint64_t whole = c->offcpu_intervals - c->offcpu_unsampled - c->offcpu_truncated;
 

@@ -754,6 +754,9 @@ static int decode_trailer(struct prof_spool *sp, struct cursor *c, bool apply,
 		case SPOOL_CNT_OFFCPU_TRUNCATED: k->offcpu_truncated = v; break;
 		case SPOOL_CNT_IDLE_SAMPLES: k->idle_samples = v; break;
 		case SPOOL_CNT_CPUS: k->cpus = v; break;
+		case SPOOL_CNT_PYTHON_FRAMES: k->python_frames = v; break;
+		case SPOOL_CNT_PYTHON_STALE: k->python_stale = v; break;
+		case SPOOL_CNT_PYTHON_UNREAD: k->python_unread = v; break;
 		default:
 			if (key > SPOOL_CNT_LOST_BASE && key < SPOOL_CNT_LOST_BASE + LOST_KIND_COUNT)
 				k->lost[key - SPOOL_CNT_LOST_BASE] = v;

@@ -112,6 +112,9 @@ enum spool_counter_key {
 	SPOOL_CNT_OFFCPU_TRUNCATED = 16,
 	SPOOL_CNT_IDLE_SAMPLES = 17,	/* minor version 1: the whole machine */
 	SPOOL_CNT_CPUS = 18,
+	SPOOL_CNT_PYTHON_FRAMES = 19,	/* written only when not 0, as 17 and 18 */
+	SPOOL_CNT_PYTHON_STALE = 20,
+	SPOOL_CNT_PYTHON_UNREAD = 21,
 	SPOOL_CNT_LOST_BASE = 32,	/* + enum prof_lost_kind */
 	SPOOL_CNT_UNWIND_BASE = 64,	/* + enum prof_unwind_error */
 	SPOOL_CNT_FALLBACK_BASE = 96,	/* + enum prof_unwind_fallback */

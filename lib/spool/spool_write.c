@@ -1006,6 +1006,9 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 		COUNTER_V2(SPOOL_CNT_OFFCPU_TRUNCATED, offcpu_truncated),
 		COUNTER(SPOOL_CNT_IDLE_SAMPLES, idle_samples),
 		COUNTER(SPOOL_CNT_CPUS, cpus),
+		COUNTER(SPOOL_CNT_PYTHON_FRAMES, python_frames),
+		COUNTER(SPOOL_CNT_PYTHON_STALE, python_stale),
+		COUNTER(SPOOL_CNT_PYTHON_UNREAD, python_unread),
 	};
 #undef COUNTER
 #undef COUNTER_V2

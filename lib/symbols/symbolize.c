@@ -668,7 +668,7 @@ static int resolve(struct prof_symbolizer *s, const struct prof_frame *f,
 		key = SCOPE_KEY(PROF_SYMBOL_KERNEL, 0);
 		break;
 	case PROF_FRAME_ANON:
-		r->module = "[anon]";
+		r->module = f->addr >= PROF_PYTHON_FRAME_BASE ? "[python]" : "[anon]";
 		key = SCOPE_KEY(PROF_SYMBOL_PROCESS, f->ref);
 		break;
 	case PROF_FRAME_TRUNCATED:
