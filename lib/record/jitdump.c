@@ -20,17 +20,20 @@
 
 #include "internal.h"
 #include "jitdump.h"
+#include "unwind/cfi_program.h"
 
 #define JITDUMP_MAGIC 0x4A695444u	/* "JiTD" in the writer's byte order: ours */
 #define HEADER_MIN 40
 #define PREFIX_SIZE 16
 #define LOAD_SIZE (PREFIX_SIZE + 40)	/* pid, tid, vma, code_addr, code_size, code_index */
 #define MOVE_SIZE (PREFIX_SIZE + 48)	/* pid, tid, vma, old, new, code_size, code_index */
+#define UNWIND_HEAD (PREFIX_SIZE + 24)	/* unwinding_size, eh_frame_hdr_size, mapped_size */
+#define EH_FRAME_MAX (1u << 20)		/* the .eh_frame of one load, at most */
 #define NAME_MAX_BYTES 4096
 #define RECORD_MAX (1u << 30)
 #define SYMS_MAX (16u << 20)		/* ranges kept of one file, at most */
 
-enum { JIT_CODE_LOAD = 0, JIT_CODE_MOVE = 1, JIT_CODE_CLOSE = 3 };
+enum { JIT_CODE_LOAD = 0, JIT_CODE_MOVE = 1, JIT_CODE_CLOSE = 3, JIT_CODE_UNWINDING_INFO = 4 };
 
 bool jitdump_is_marker(const char *path)
 {
@@ -158,5 +161,173 @@ int jitdump_read(const char *path, struct jit_sym **v, size_t *n, size_t *cap)
 	}
 out:
 	fclose(f);
+	return r;
+}
+
+/* ---- the CFI of the code, as the file grows ------------------------------ */
+
+void jitdump_tail_init(struct jitdump_tail *t)
+{
+	*t = (struct jitdump_tail){ .fd = -1 };
+}
+
+void jitdump_tail_release(struct jitdump_tail *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t->eh);
+	jitdump_tail_init(t);
+}
+
+static bool read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	return off <= INT64_MAX && pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+/* Give up on T: what it read stays. */
+static void tail_dead(struct jitdump_tail *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	t->dead = true;
+	free(t->eh);
+	t->eh = NULL;
+}
+
+/* The header, once it is there: false while it is not (yet). */
+static bool tail_header(struct jitdump_tail *t, const char *path)
+{
+	unsigned char head[HEADER_MIN];
+	struct stat st;
+
+	if (t->fd < 0) {
+		t->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (t->fd < 0 || fstat(t->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			tail_dead(t);
+			return false;
+		}
+	}
+	if (!read_at(t->fd, head, sizeof(head), 0))
+		return false;
+	if (get32(head) != JITDUMP_MAGIC || get32(head + 8) < HEADER_MIN ||
+	    get32(head + 8) > RECORD_MAX) {
+		tail_dead(t);
+		return false;
+	}
+	t->off = get32(head + 8);
+	return true;
+}
+
+/*
+ * Code [LO, HI) was loaded after the unwinding record T holds: each FDE of
+ * its .eh_frame, placed at EH_AT, that covers a part of the code.
+ */
+static int code_cfi(struct jitdump_tail *t, uint64_t lo, uint64_t hi, uint64_t eh_at,
+		    jitdump_code_fn *fn, void *arg)
+{
+	struct cfi_image img = { .data = t->eh, .size = t->neh, .vaddr_delta = eh_at };
+	struct cfi_rows rows = { 0 };
+	size_t off = 0;
+	int r = fn(arg, lo, hi, NULL, 0);
+
+	while (r >= 0 && t->neh - off >= 8) {
+		uint32_t len = get32(t->eh + off);
+
+		if (len == 0 || len == UINT32_MAX || len > t->neh - off - 4)
+			break;	/* the end, a 64-bit entry no JIT writes, or damage */
+		if (get32(t->eh + off + 4) != 0) {	/* an FDE */
+			int k = cfi_fde_rows(&img, off, &rows);
+
+			if (k == -ENOMEM) {
+				r = error_setx(k, "out of memory");
+			} else if (k < 0 || !rows.n || rows.pc_begin < lo || rows.pc_end > hi) {
+				t->refused++;	/* no rows, or rows of code it did not load */
+			} else {
+				t->fdes++;
+				r = fn(arg, rows.pc_begin, rows.pc_end, rows.v, rows.n);
+			}
+		}
+		off += 4 + (size_t)len;
+	}
+	cfi_rows_release(&rows);
+	return r;
+}
+
+/* The unwinding record at T->off (SIZE bytes): its .eh_frame kept for the next load. */
+static void unwinding_info(struct jitdump_tail *t, uint32_t size)
+{
+	unsigned char rec[UNWIND_HEAD];
+	uint64_t all, hdr, n;
+
+	free(t->eh);
+	t->eh = NULL;
+	t->neh = 0;
+	if (size < UNWIND_HEAD || !read_at(t->fd, rec, sizeof(rec), t->off))
+		return;
+	all = get64(rec + 16);
+	hdr = get64(rec + 24);
+	/* .eh_frame first, .eh_frame_hdr last, as every writer has it */
+	if (all > size - UNWIND_HEAD || hdr > all || all - hdr < 8 || all - hdr > EH_FRAME_MAX)
+		return;
+	n = all - hdr;
+	t->eh = malloc(n);
+	if (t->eh && !read_at(t->fd, t->eh, n, t->off + UNWIND_HEAD)) {
+		free(t->eh);
+		t->eh = NULL;
+	}
+	t->neh = t->eh ? n : 0;
+}
+
+int jitdump_tail_read(struct jitdump_tail *t, const char *path, jitdump_code_fn *fn, void *arg)
+{
+	unsigned char rec[MOVE_SIZE];
+	struct stat st;
+	int r = 0;
+
+	if (t->dead || (!t->off && !tail_header(t, path)))
+		return 0;
+	if (fstat(t->fd, &st) < 0)
+		return 0;
+	while (r >= 0 && t->off + PREFIX_SIZE <= (uint64_t)st.st_size) {
+		uint32_t id, size;
+
+		if (!read_at(t->fd, rec, PREFIX_SIZE, t->off))
+			break;
+		id = get32(rec);
+		size = get32(rec + 4);
+		if (size < PREFIX_SIZE || size > RECORD_MAX) {
+			tail_dead(t);	/* damaged: nothing after it can be found */
+			break;
+		}
+		if (t->off + size > (uint64_t)st.st_size)
+			break;	/* still being written: read at the next call */
+		if (id == JIT_CODE_CLOSE) {
+			tail_dead(t);
+			break;
+		}
+		if (id == JIT_CODE_UNWINDING_INFO) {
+			unwinding_info(t, size);
+		} else if (id == JIT_CODE_LOAD && size >= LOAD_SIZE &&
+			   read_at(t->fd, rec, LOAD_SIZE, t->off)) {
+			uint64_t addr = get64(rec + 32), csize = get64(rec + 40);
+			uint64_t eh_at = addr + ((csize + 7) & ~7ull);
+
+			if (csize && csize <= size - LOAD_SIZE && addr + csize > addr && eh_at > addr)
+				r = t->eh ? code_cfi(t, addr, addr + csize, eh_at, fn, arg)
+					  : fn(arg, addr, addr + csize, NULL, 0);
+			free(t->eh);	/* it was this load's */
+			t->eh = NULL;
+			t->neh = 0;
+		} else if (id == JIT_CODE_MOVE && size >= MOVE_SIZE &&
+			   read_at(t->fd, rec, MOVE_SIZE, t->off)) {
+			uint64_t to = get64(rec + 40), csize = get64(rec + 48);
+
+			/* the code moved there has no rows (its writers' code keeps frames) */
+			if (csize && to + csize > to)
+				r = fn(arg, to, to + csize, NULL, 0);
+		}
+		t->off += size;
+	}
 	return r;
 }

@@ -29,4 +29,40 @@ bool jitdump_is_marker(const char *path);
  */
 int jitdump_read(const char *path, struct jit_sym **v, size_t *n, size_t *cap);
 
+struct cfi_row;
+
+/*
+ * A jitdump read as it grows, for the CFI of the code it loads: an
+ * unwinding record's .eh_frame belongs to the next code load (as perf
+ * inject pairs them), placed where the writers put it, just after the
+ * code (at code_addr + code_size rounded up to 8: V8, CPython and perf's
+ * jvmti agent encode their pointers against that place).
+ */
+struct jitdump_tail {
+	int fd;			/* -1: not open */
+	bool dead;		/* not a jitdump, or unreadable: not tried again */
+	uint64_t off;		/* where the next record starts */
+	uint8_t *eh;		/* the .eh_frame waiting for its code load, or NULL */
+	size_t neh;
+	uint64_t fdes, refused;	/* FDEs compiled; refused (malformed, or CFI not compiled) */
+};
+
+/*
+ * What a load said: [LO, HI) is new code, with ROWS (N: none, frame
+ * pointers walk it).  0 or -ENOMEM.
+ */
+typedef int jitdump_code_fn(void *arg, uint64_t lo, uint64_t hi, const struct cfi_row *rows,
+			    size_t n);
+
+void jitdump_tail_init(struct jitdump_tail *t);
+void jitdump_tail_release(struct jitdump_tail *t);
+
+/*
+ * Read what was appended to the jitdump at PATH since the last call (the
+ * file is opened on the first), FN called for each code load and move in
+ * order.  A record cut short is read at the next call, once whole.  0, or
+ * -ENOMEM.
+ */
+int jitdump_tail_read(struct jitdump_tail *t, const char *path, jitdump_code_fn *fn, void *arg);
+
 #endif /* PROF_JITDUMP_H */

@@ -72,8 +72,12 @@ void pt_release(struct proc_table *pt)
 	intern_release(&pt->tid_index);
 	intern_release(&pt->frame_modules);
 	free(pt->gone);
-	for (i = 0; i < pt->njitdumps; i++)
+	for (i = 0; i < pt->njitdumps; i++) {
 		free(pt->jitdumps[i].path);
+		if (pt->jitdumps[i].tail)
+			jitdump_tail_release(pt->jitdumps[i].tail);
+		free(pt->jitdumps[i].tail);
+	}
 	free(pt->jitdumps);
 }
 
@@ -87,10 +91,56 @@ const char *pt_jitdump(const struct proc_table *pt, pid_t pid)
 	return NULL;
 }
 
-/* P mapped its jitdump at PATH: its JIT's names are read from it at the end. */
+static int load_cfi(void *arg, uint64_t lo, uint64_t hi, const struct cfi_row *rows, size_t n)
+{
+	struct proc *p = arg;
+
+	return jit_rules_load(&p->as.jit, lo, hi, rows, n);
+}
+
+/* What J's file gained, while its process lives; its file closed once it is gone. */
+static int read_jitdump(struct proc_table *pt, struct pt_jitdump *j)
+{
+	struct proc *p = pt_find_process(pt, j->pid);
+	char *alive;
+	int r;
+
+	if (!p || p->exited || p->start_time_ns != j->start_time_ns) {
+		if (j->tail)
+			jitdump_tail_release(j->tail);
+		free(j->tail);
+		j->tail = NULL;
+		return 0;
+	}
+	if (!j->tail)
+		return 0;
+	/* through its root: the file is in its mount namespace */
+	if (asprintf(&alive, "/proc/%d/root%s", (int)j->pid, j->path) < 0)
+		return error_setx(-ENOMEM, "out of memory");
+	r = jitdump_tail_read(j->tail, alive, load_cfi, p);
+	free(alive);
+	return r;
+}
+
+int pt_read_jitdumps(struct proc_table *pt)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < pt->njitdumps && r >= 0; i++)
+		if (pt->jitdumps[i].tail)
+			r = read_jitdump(pt, &pt->jitdumps[i]);
+	return r;
+}
+
+/*
+ * P mapped its jitdump at PATH: the CFI of its code is read as the file
+ * grows (from now: samples follow), its names at the end.
+ */
 static int note_jitdump(struct proc_table *pt, const struct proc *p, const char *path)
 {
 	const char *have = pt_jitdump(pt, p->pid);
+	struct jitdump_tail *tail;
 	void *v = pt->jitdumps;
 	char *copy;
 
@@ -100,10 +150,17 @@ static int note_jitdump(struct proc_table *pt, const struct proc *p, const char 
 		return -ENOMEM;
 	pt->jitdumps = v;
 	copy = xstrdup(path);
-	if (!copy)
+	tail = malloc(sizeof(*tail));
+	if (!copy || !tail) {
+		free(copy);
+		free(tail);
 		return error_setx(-ENOMEM, "out of memory");
-	pt->jitdumps[pt->njitdumps++] = (struct pt_jitdump){ p->pid, copy };
-	return 0;
+	}
+	jitdump_tail_init(tail);
+	pt->jitdumps[pt->njitdumps++] = (struct pt_jitdump){
+		.pid = p->pid, .start_time_ns = p->start_time_ns, .path = copy, .tail = tail,
+	};
+	return read_jitdump(pt, &pt->jitdumps[pt->njitdumps - 1]);
 }
 
 struct proc *pt_find_process(struct proc_table *pt, pid_t pid)

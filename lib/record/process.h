@@ -14,6 +14,8 @@
 #include "unwind/addr_space.h"
 #include "intern.h"
 
+struct jitdump_tail;
+
 struct proc {
 	pid_t pid;
 	pid_t ppid;
@@ -63,8 +65,16 @@ struct proc_table {
 	struct pt_gone { pid_t pid; uint32_t spool_id; } *gone;
 	size_t ngone, gone_cap;
 	struct as_shared *spaces;	/* what the address spaces share, if set */
-	/* the jitdumps processes announced (jitdump.c), as they named them */
-	struct pt_jitdump { pid_t pid; char *path; } *jitdumps;
+	/*
+	 * The jitdumps processes announced (jitdump.c), as they named them,
+	 * each read as it grows while its process lives (tail, or NULL).
+	 */
+	struct pt_jitdump {
+		pid_t pid;
+		uint64_t start_time_ns;	/* its process's, told from a later one of its pid */
+		char *path;
+		struct jitdump_tail *tail;
+	} *jitdumps;
 	size_t njitdumps, jitdumps_cap;
 };
 
@@ -139,6 +149,13 @@ int pt_collect(struct proc_table *pt, uint64_t now, uint64_t grace_ns);
 
 /* The jitdump process PID announced last, or NULL. */
 const char *pt_jitdump(const struct proc_table *pt, pid_t pid);
+
+/*
+ * Read what the live processes' jitdumps gained since the last call: the
+ * CFI their JITs wrote for the code they loaded, into their address
+ * spaces.  0 or -ENOMEM.
+ */
+int pt_read_jitdumps(struct proc_table *pt);
 
 /* Mark P exited (also when found dead without an exit record). */
 int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time);

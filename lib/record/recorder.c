@@ -296,6 +296,9 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 	drain_start = clock_ns(CLOCK_MONOTONIC);
 	rec->ring_had_data = false;
 	r = rec_drain_rings(rec);
+	/* the CFI a JIT wrote for its code before the samples in it are unwound */
+	if (r >= 0)
+		r = pt_read_jitdumps(&rec->pt);
 	if (r >= 0)
 		r = rec_process_until(rec, rec->prev_drain_ns);
 	rec->prev_drain_ns = drain_start;

@@ -120,6 +120,7 @@ void as_release(struct addr_space *as)
 		module_release(as, &as->mods[i]);
 	free(as->mods);
 	free(as->anon);
+	jit_rules_release(&as->jit);
 	if (as->dwfl)
 		dwfl_end(as->dwfl);
 	as_init(as, as->pid, as->shared);
@@ -735,6 +736,8 @@ int as_clone(struct addr_space *dst, const struct addr_space *src)
 		memcpy(dst->anon, src->anon, src->nanon * sizeof(*dst->anon));
 		dst->nanon = dst->anon_cap = src->nanon;
 	}
+	if (jit_rules_copy(&dst->jit, &src->jit) < 0)
+		return -ENOMEM;
 	new_gen(dst);
 	return 0;
 }
@@ -748,6 +751,7 @@ void as_clear(struct addr_space *as, uint32_t *retired, size_t *nretired)
 		retire_into(as, &as->mods[i], retired, nretired, max);
 	as->nmods = 0;
 	as->nanon = 0;
+	jit_rules_release(&as->jit);
 	new_gen(as);
 	if (as->dwfl) {
 		dwfl_end(as->dwfl);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "jit_rules.h"
 #include "prof.h"
 #include "unwind_table.h"
 
@@ -111,6 +112,7 @@ struct addr_space {
 	size_t nmods, cap;
 	struct as_range *anon;	/* sorted, merged */
 	size_t nanon, anon_cap;
+	struct jit_rules jit;	/* the CFI its JIT wrote for its code (a jitdump's) */
 	struct Dwfl *dwfl;
 	bool dwfl_stale;	/* rebuild before the next use */
 	/* the sample being unwound, for the libdwfl callbacks */

@@ -49,8 +49,17 @@ static enum walk_kind lookup(struct unwinder *uw, struct addr_space *as, uint64_
 	if (!m || pc < m->start || pc >= m->end)
 		m = *last = as_find(as, pc);
 	*rule = (struct urule){ .cfa = UCFA_NONE };
-	if (!m)
+	if (!m) {
+		/* JIT code: by the CFI its JIT wrote, where it wrote some */
+		const struct urule *jr = as->jit.n ? jit_rules_find(&as->jit, pc) : NULL;
+
+		if (jr && (jr->cfa == UCFA_RSP || jr->cfa == UCFA_RBP || jr->cfa == UCFA_END)) {
+			*rule = *jr;
+			rule->flags = 0;	/* no entry function, no signal frame */
+			return WALK_RULE;
+		}
 		return WALK_FP_ANON;
+	}
 	if (!m->elf_ok || !m->open_path)
 		return WALK_FP_NO_CFI;	/* nothing to read it with, libdwfl neither */
 	if (as_table(as, m, &t) < 0)

@@ -17,7 +17,10 @@ struct walk_memo *walk_memo_of(struct unwinder *uw, const struct addr_space *as)
 {
 	struct walk_memo *m = uw->memos ? uw->memos[slot_of(as)] : NULL;
 
-	return m && m->n && m->as == as && m->tid == as->tid && m->gen == as->gen ? m : NULL;
+	return m && m->n && m->as == as && m->tid == as->tid && m->gen == as->gen &&
+			       m->jit_gen == as->jit.gen
+		       ? m
+		       : NULL;
 }
 
 struct walk_memo *walk_memo_begin(struct unwinder *uw, const struct addr_space *as)
@@ -31,6 +34,7 @@ struct walk_memo *walk_memo_begin(struct unwinder *uw, const struct addr_space *
 	m = uw->memo_spare;
 	m->as = as;
 	m->gen = as->gen;
+	m->jit_gen = as->jit.gen;
 	m->tid = as->tid;
 	m->n = 0;
 	return m;

@@ -44,6 +44,7 @@ struct memo_frame {
 struct walk_memo {
 	const struct addr_space *as;	/* whose, while its mappings are of generation gen */
 	uint32_t gen;
+	uint32_t jit_gen;	/* and its JIT code's rules of this one */
 	pid_t tid;
 	size_t n;
 	struct memo_frame f[MEMO_FRAMES];

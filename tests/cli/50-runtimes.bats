@@ -8,8 +8,7 @@
 load test_helper
 
 setup() {
-	require_perf_events
-	cd "$BATS_TEST_TMPDIR" || exit 1
+	setup_recording
 }
 
 # go_build OUT SRC [FLAGS...]: Debian's go, with its caches in the test's directory
@@ -208,6 +207,38 @@ pyshare() {
 	"$PROF" report -q --format=folded "$1" |
 		awk -v chain="$chain" '{ n = $NF; all += n; if ($0 ~ chain) hit += n }
 			END { print all ? int(100 * hit / all) : 0 }'
+}
+
+# whole_through_jit SPOOL: the percentage of the samples in work() whose stack is whole through the JIT code
+whole_through_jit() {
+	"$PROF" report -q --format=folded "$1" |
+		awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+			if (s !~ /;work$/) next
+			all += n
+			if (s ~ /^_start;__libc_start_main;__libc_start_call_main;main;jit_trampoline;work$/) hit += n }
+			END { print all ? int(100 * hit / all) : 0 }'
+}
+
+@test "jitdump CFI: a frameless trampoline unwound by the FDE its JIT wrote, to main" {
+	# rbp clobbered, the return address not at rsp: only the CFI leads through it
+	run -0 --separate-stderr "$PROF" record -o c.spool -- "$T/jitcfi" 1
+	assert_output --regexp '^jitcfi: [0-9]+ calls$'
+	share=$(whole_through_jit c.spool)
+	[ "$share" -ge 95 ] || fail "$share% of work's samples reach _start through jit_trampoline"
+	# without the unwinding record the same program's stacks stop in it
+	run -0 "$PROF" record -q -o n.spool -- "$T/jitcfi" --no-cfi 1
+	share=$(whole_through_jit n.spool)
+	[ "$share" -le 5 ] || fail "without its CFI, $share% of the samples are whole"
+	run -0 "$PROF" report -q --format=folded n.spool
+	assert_line --regexp '(^|;)jit_trampoline;work [0-9]+$'
+	# attached after the load: the file read from the start
+	"$T/jitcfi" 3 >/dev/null &
+	pid=$!
+	sleep 0.5
+	run -0 "$PROF" record -q -o a.spool -p "$pid" -d 1
+	wait "$pid"
+	share=$(whole_through_jit a.spool)
+	[ "$share" -ge 95 ] || fail "attached: $share% of work's samples are whole"
 }
 
 @test "python 3.11: each eval loop's Python frames, foo -> bar -> baz in every thread" {

@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "record/jitdump.h"
+#include "unwind/cfi_program.h"
 
 struct buf {
 	unsigned char b[4096];
@@ -176,6 +177,148 @@ TEST(jitdump_cut_or_damaged_anywhere_reads_without_harm)
 		for (k = 0; k < n; k++)
 			CHECK(v[k].size > 0 && strlen(v[k].name) <= 4096);
 		free_syms(v, n);
+	}
+	unlink(path);
+}
+
+/* ---- the CFI of the code, read as the file grows ---- */
+
+/*
+ * An unwinding record for code at CODE (SIZE bytes): a CIE and an FDE for
+ * a trampoline that pushes rbp at +0 and pops it at +13, then a
+ * .eh_frame_hdr, the .eh_frame placed just after the code.
+ */
+static void unwinding(struct buf *b, uint64_t code, uint64_t size)
+{
+	static const unsigned char cie[] = {
+		0x14, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b,
+		0x0c, 7, 8, 0x90, 1, 0, 0,
+	};
+	static const unsigned char fde_insns[] = {
+		0, 0x41, 0x0e, 16, 0x86, 2, 0x4d, 0x0e, 8, 0xc6, 0, 0,
+	};
+	uint64_t eh_at = code + ((size + 7) & ~7ull);
+	size_t start;
+
+	put32(b, 4);		/* JIT_CODE_UNWINDING_INFO */
+	put32(b, 40 + 56);
+	put64(b, 2);
+	put64(b, 52 + 4);	/* unwinding_size: .eh_frame and a (short) header */
+	put64(b, 4);		/* eh_frame_hdr_size */
+	put64(b, 0);		/* mapped_size */
+	start = b->n;
+	put(b, cie, sizeof(cie));
+	put32(b, 24);				/* the FDE's length */
+	put32(b, 28);				/* back to the CIE */
+	put32(b, (uint32_t)(int32_t)(code - (eh_at + 32)));
+	put32(b, (uint32_t)size);
+	put(b, fde_insns, sizeof(fde_insns));
+	put32(b, 0x1b0301);			/* the header (not read) */
+	while ((b->n - start) % 8)
+		b->b[b->n++] = 0;
+}
+
+struct loads {
+	unsigned calls, with_rows;
+	uint64_t lo, hi;
+	struct cfi_row rows[8];
+	size_t n;
+};
+
+static int on_load(void *arg, uint64_t lo, uint64_t hi, const struct cfi_row *rows, size_t n)
+{
+	struct loads *l = arg;
+
+	l->calls++;
+	if (n) {
+		l->with_rows++;
+		l->lo = lo;
+		l->hi = hi;
+		l->n = n < 8 ? n : 8;
+		memcpy(l->rows, rows, l->n * sizeof(*rows));
+	}
+	return 0;
+}
+
+static void write_at(const char *path, const void *p, size_t n, const char *mode)
+{
+	FILE *f = fopen(path, mode);
+
+	if (f) {
+		fwrite(p, 1, n, f);
+		fclose(f);
+	}
+}
+
+TEST(jitdump_tail_gives_each_load_the_cfi_before_it_as_the_file_grows)
+{
+	struct buf b = { .n = 0 };
+	struct jitdump_tail t;
+	struct loads l = { 0 };
+	char *path = tmp_path();
+	size_t cut;
+
+	header(&b);
+	unwinding(&b, 0x10040, 15);
+	load(&b, 0x10040, 15, "jit_trampoline");
+	cut = b.n;
+	load(&b, 0x20000, 64, "no cfi");
+	jitdump_tail_init(&t);
+	/* the writer is in the middle of the first load */
+	write_at(path, b.b, cut - 10, "w");
+	CHECK_INT(jitdump_tail_read(&t, path, on_load, &l), ==, 0);
+	CHECK_INT(l.calls, ==, 0);
+	write_at(path, b.b + cut - 10, b.n - (cut - 10), "a");
+	CHECK_INT(jitdump_tail_read(&t, path, on_load, &l), ==, 0);
+	/* the first load: cleared, then its FDE's rows; the second without any */
+	CHECK_INT(l.calls, ==, 3);
+	CHECK_INT(l.with_rows, ==, 1);
+	CHECK_INT(t.fdes, ==, 1);
+	CHECK_INT(l.lo, ==, 0x10040);
+	CHECK_INT(l.hi, ==, 0x10040 + 15);
+	CHECK_INT(l.n, ==, 3);
+	CHECK_INT(l.rows[0].r.cfa, ==, UCFA_RSP);
+	CHECK_INT(l.rows[0].r.cfa_off, ==, 8);
+	CHECK_INT(l.rows[1].lo, ==, 0x10041);
+	CHECK_INT(l.rows[1].r.cfa_off, ==, 16);
+	CHECK_INT(l.rows[1].r.bp, ==, UBP_AT);
+	CHECK_INT(l.rows[1].r.bp_off, ==, -16);
+	CHECK_INT(l.rows[2].lo, ==, 0x1004e);
+	CHECK_INT(l.rows[2].r.cfa_off, ==, 8);
+	CHECK_INT(l.rows[2].r.bp, ==, UBP_SAME);
+	/* nothing new: nothing read twice */
+	CHECK_INT(jitdump_tail_read(&t, path, on_load, &l), ==, 0);
+	CHECK_INT(l.calls, ==, 3);
+	jitdump_tail_release(&t);
+	unlink(path);
+}
+
+TEST(jitdump_tail_reads_damage_anywhere_without_harm)
+{
+	struct buf b = { .n = 0 }, m;
+	struct jitdump_tail t;
+	struct loads l;
+	char *path = tmp_path();
+	size_t i, k;
+
+	header(&b);
+	unwinding(&b, 0x10040, 15);
+	load(&b, 0x10040, 15, "a");
+	move(&b, 0x10040, 0x30000, 15);
+	unwinding(&b, 0x20000, 40);
+	load(&b, 0x20000, 40, "b");
+	srand(11);
+	for (i = 0; i < 3000; i++) {
+		m = b;
+		for (k = 0; k < 1 + (size_t)rand() % 4; k++)
+			m.b[40 + (size_t)rand() % (m.n - 40)] = (unsigned char)rand();
+		write_at(path, m.b, m.n, "w");
+		memset(&l, 0, sizeof(l));
+		jitdump_tail_init(&t);
+		CHECK_INT(jitdump_tail_read(&t, path, on_load, &l), ==, 0);
+		/* rows only of code a load gave */
+		CHECK(!l.with_rows || (l.lo < l.hi && l.rows[0].lo >= l.lo && l.rows[l.n - 1].hi <= l.hi));
+		jitdump_tail_release(&t);
 	}
 	unlink(path);
 }
