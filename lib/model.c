@@ -136,6 +136,8 @@ void counters_add(struct prof_counters *sum, const struct prof_counters *c, int 
 	sum->python_frames += k * c->python_frames;
 	sum->python_stale += k * c->python_stale;
 	sum->python_unread += k * c->python_unread;
+	sum->jit_map_names += k * c->jit_map_names;
+	sum->jitdump_names += k * c->jitdump_names;
 	/* files of one recording sample the same CPUs: a sum counts them once */
 	if (sign > 0 && c->cpus > sum->cpus)
 		sum->cpus = c->cpus;

@@ -309,6 +309,8 @@ struct prof_counters {
 	 * frames whose Python frames were not found, shown as the interpreter
 	 */
 	uint64_t python_frames, python_stale, python_unread;
+	/* names of JIT code the spool carries: from perf maps; from jitdumps */
+	uint64_t jit_map_names, jitdump_names;
 };
 
 /* Sum of lost[] over every kind. */

@@ -41,6 +41,17 @@ struct prof_resolved_frame {
 	const char *file_path;	/* the source file's path as the debug info gives it (a
 				 * relative one is relative to the compilation
 				 * directory); NULL unknown */
+	const char *names_from;	/* where FUNCTION came from, when FOUND: ".symtab",
+				 * ".dynsym only", ".gopclntab", "debug file by
+				 * build-id", "debug file by debuglink", "debug file
+				 * from debuginfod", "DWARF", "recorded" (the symbols
+				 * the recording captured of a deleted or replaced
+				 * file), "kallsyms", "perf map", "jitdump" (or
+				 * "perf map or jitdump" where both named JIT code),
+				 * "python";
+				 * NULL when not found */
+	const char *debug_missing;	/* the debug file the module's .gnu_debuglink names,
+					 * found nowhere here; NULL otherwise */
 };
 
 struct prof_symbolizer;

@@ -409,7 +409,7 @@ static int capture_jit(struct capture *c, struct prof_spool_writer *w,
 		       const struct capture_process *proc, const struct want *v, size_t n)
 {
 	struct jit_sym *syms;
-	size_t ns, i, k;
+	size_t ns, nmap, i, k;
 	int r;
 
 	if (!v[0].pid)
@@ -420,6 +420,7 @@ static int capture_jit(struct capture *c, struct prof_spool_writer *w,
 			return r;
 	}
 	r = read_perf_map(v[0].pid, &syms, &ns);
+	nmap = ns;
 	if (r >= 0 && proc && proc->jitdump)
 		r = read_jitdump(v[0].pid, proc->jitdump, &syms, &ns);
 	for (i = 0; r >= 0 && i < n; i++) {
@@ -427,9 +428,15 @@ static int capture_jit(struct capture *c, struct prof_spool_writer *w,
 		for (k = ns; k-- > 0;)
 			if (syms[k].start <= v[i].addr && v[i].addr - syms[k].start < syms[k].size)
 				break;
-		if (k < ns)
+		if (k < ns) {
 			r = emit(c, w, PROF_SYMBOL_PROCESS, v[i].id, syms[k].start, syms[k].size,
 				 syms[k].name);
+			/* the jitdump's loads come after the map's entries */
+			if (k < nmap)
+				c->map_names++;
+			else
+				c->jitdump_names++;
+		}
 	}
 	for (i = 0; i < ns; i++)
 		free(syms[i].name);

@@ -22,6 +22,7 @@ struct capture {
 	struct image_set *images;	/* the mapped files, by module id */
 	struct intern_map written;	/* (scope, id) x start already written */
 	uint64_t symbols;
+	uint64_t map_names, jitdump_names;	/* of those, JIT names: by where they came from */
 };
 
 /* 0 or -ENOMEM; release C either way. */

@@ -470,6 +470,8 @@ int prof_recorder_close(struct prof_recorder *rec, struct prof_recording_summary
 	c.wall_end_ns = clock_ns(CLOCK_REALTIME);
 	/* the names the spool carries, so it reports later and elsewhere */
 	keep_error(&r, msg, sizeof(msg), rec_capture_names(rec, rec->w));
+	c.jit_map_names = rec->capture.map_names;
+	c.jitdump_names = rec->capture.jitdump_names;
 	/* a trailer is written even after an error: the spool says what it holds */
 	keep_error(&r, msg, sizeof(msg), prof_spool_writer_finish(rec->w, &c));
 	/* what the file holds, which after a write error is less than was taken */

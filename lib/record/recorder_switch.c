@@ -281,8 +281,11 @@ int prof_recorder_switch_output(struct prof_recorder *rec)
 	/* the names the file's frames need, while its ids still mean something */
 	if (r == 0)
 		r = rec_capture_names(rec, old_w);
-	if (r == 0)
+	if (r == 0) {
 		file_counters(rec, &c);
+		c.jit_map_names = rec->capture.map_names;
+		c.jitdump_names = rec->capture.jitdump_names;
+	}
 	if (r == 0)
 		r = rec->opts.unnamed ? spool_file_create_unnamed(&rec->file, rec->switch_base)
 				      : spool_file_create(&rec->file, name);

@@ -129,6 +129,11 @@ static void put_counters(FILE *out, const struct prof_counters *c, const struct 
 		put_num(out, "python_stale", c->python_stale, &first);
 		put_num(out, "python_unread", c->python_unread, &first);
 	}
+	if (c->jit_map_names || c->jitdump_names) {
+		/* where the spool's names of JIT code came from */
+		put_num(out, "jit_map_names", c->jit_map_names, &first);
+		put_num(out, "jitdump_names", c->jitdump_names, &first);
+	}
 	if (m->flags & PROF_META_OFFCPU) {
 		put_num(out, "switch_events", c->switch_events, &first);
 		put_num(out, "offcpu_intervals", c->offcpu_intervals, &first);
@@ -221,8 +226,50 @@ static int put_stacks(FILE *out, struct agg *a)
 	return r;
 }
 
+/* Where the names of each module with samples came from (report_names.c). */
+static int put_modules(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
+		       struct prof_symbolizer *sym)
+{
+	struct names_summary ns;
+	size_t i, k;
+	int r = names_collect(&ns, sp, p, sym);
+
+	if (r < 0) {
+		names_release(&ns);
+		return r;
+	}
+	fputs("  \"modules\": [", out);
+	for (i = 0; i < ns.n; i++) {
+		const struct names_module *m = &ns.v[i];
+
+		fputs(i ? ",\n    {\"module\": " : "\n    {\"module\": ", out);
+		report_put_json_str(out, m->module);
+		fprintf(out, ", \"weight\": %" PRIu64 ", \"unnamed\": %" PRIu64 ", \"names_from\": [",
+			m->weight, m->unnamed);
+		for (k = 0; k < NAMES_FROM_MAX && m->from[k]; k++) {
+			fputs(k ? ", " : "", out);
+			report_put_json_str(out, m->from[k]);
+		}
+		fputs("], \"debug_missing\": ", out);
+		if (m->debug_missing)
+			report_put_json_str(out, m->debug_missing);
+		else
+			fputs("null", out);
+		fputs(", \"package\": ", out);
+		if (m->package)
+			report_put_json_str(out, m->package);
+		else
+			fputs("null", out);
+		fputc('}', out);
+	}
+	fputs(ns.n ? "\n  ],\n" : "],\n", out);
+	names_release(&ns);
+	return 0;
+}
+
 int output_json(FILE *out, struct agg *a, const struct prof_spool *sp,
-		const struct prof_profile *p, const struct prof_report_opts *o)
+		const struct prof_profile *p, struct prof_symbolizer *sym,
+		const struct prof_report_opts *o)
 {
 	const struct prof_meta *m = prof_spool_meta(sp);
 	struct warn_ctx w = { .out = out, .first = true };
@@ -240,7 +287,9 @@ int output_json(FILE *out, struct agg *a, const struct prof_spool *sp,
 		p->total);
 	fprintf(out, "  \"first_ns\": %" PRIu64 ",\n  \"last_ns\": %" PRIu64 ",\n",
 		p->first_ns, p->last_ns);
-	r = put_functions(out, a, o);
+	r = put_modules(out, sp, p, sym);
+	if (r == 0)
+		r = put_functions(out, a, o);
 	if (r == 0)
 		r = put_stacks(out, a);
 	fputs("}\n", out);

@@ -163,9 +163,12 @@ static void print_counters(FILE *out, const struct prof_counters *c, const struc
 		c->threads, c->lifecycle_gaps, c->reconciliations);
 }
 
-static void print_header(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
-			 const char *title)
+static int print_header(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
+			struct prof_symbolizer *sym, const char *title)
 {
+	struct names_summary names;
+	int r;
+
 	const struct prof_counters *c = prof_spool_counters(sp);
 	SIZED(prof_spool_status, st);
 	SIZED(prof_spool_counts, n);
@@ -201,6 +204,11 @@ static void print_header(FILE *out, const struct prof_spool *sp, const struct pr
 			p->weight == PROF_WEIGHT_OFFCPU ? "off-CPU" : "wall",
 			(double)p->total / 1e9, p->samples,
 			p->weight == PROF_WEIGHT_OFFCPU ? "intervals" : "samples and intervals");
+	r = names_collect(&names, sp, p, sym);
+	if (r >= 0)
+		names_print(out, &names);
+	names_release(&names);
+	return r;
 }
 
 /* The views of an ungrouped profile, after the header (if any). */
@@ -217,7 +225,7 @@ static int report_all(FILE *out, const struct prof_spool *sp, const struct prof_
 		fputc('\n', out);
 	switch (o->format) {
 	case PROF_REPORT_JSON:
-		r = output_json(out, &a, sp, p, o);
+		r = output_json(out, &a, sp, p, sym, o);
 		break;
 	case PROF_REPORT_TOP:
 		r = output_top(out, &a, o);
@@ -285,8 +293,11 @@ int prof_report_write(FILE *out, const struct prof_spool *sp, const struct prof_
 		return error_setx(-EINVAL, "only tree, folded and svg can be inverted");
 	if (o.format == PROF_REPORT_JSON && p->by != PROF_GROUP_NONE)
 		return error_setx(-EINVAL, "the json format does not split by thread or process");
-	if (o.format == PROF_REPORT_TOP || o.format == PROF_REPORT_TREE)
-		print_header(out, sp, p, o.title);
+	if (o.format == PROF_REPORT_TOP || o.format == PROF_REPORT_TREE) {
+		r = print_header(out, sp, p, sym, o.title);
+		if (r < 0)
+			return r;
+	}
 	if (o.format == PROF_REPORT_SPEEDSCOPE)
 		r = output_speedscope(out, sp, p, sym, &o);
 	else if (p->by != PROF_GROUP_NONE)

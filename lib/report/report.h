@@ -227,6 +227,39 @@ size_t report_func_width(const struct agg_func *f);
 /* Percent of the report's samples. */
 double report_pct(uint64_t part, uint64_t whole);
 
+/* ---- where the names came from (report_names.c) ---- */
+
+#define NAMES_FROM_MAX 4
+
+/* A module with samples, as the header tells where its names came from. */
+struct names_module {
+	const char *module;		/* lent by the symbolizer */
+	uint64_t weight, unnamed;	/* of its leaves; of those without a name */
+	const char *from[NAMES_FROM_MAX];	/* the sources of its names, first seen first */
+	const char *debug_missing;	/* the debug file its .gnu_debuglink names, missing */
+	const char *path;		/* the module's path, for the hint */
+	char *package;			/* the Debian package of path, or NULL */
+};
+
+struct names_summary {
+	struct names_module *v;		/* most weight first */
+	size_t n, cap;
+	struct strmap ids;
+	uint64_t total;
+};
+
+/*
+ * The modules of P's samples (by their leaves) and where their names came
+ * from, named by SYM; the packages of those missing a debug file.  0 or
+ * -errno; release NS either way.
+ */
+int names_collect(struct names_summary *ns, const struct prof_spool *sp,
+		  const struct prof_profile *p, struct prof_symbolizer *sym);
+void names_release(struct names_summary *ns);
+
+/* The header's "names:" lines, and a "hint:" line per module missing its debug file. */
+void names_print(FILE *out, const struct names_summary *ns);
+
 /*
  * A count of weight W as top and tree print it, WIDTH wide: samples, or
  * milliseconds with two decimals.  And the name of its column.
@@ -251,7 +284,8 @@ int output_top(FILE *out, struct agg *a, const struct prof_report_opts *opts);
 int output_tree(FILE *out, struct agg *a, const struct prof_report_opts *opts);
 int output_folded(FILE *out, struct agg *a, const char *root);
 int output_json(FILE *out, struct agg *a, const struct prof_spool *sp,
-		const struct prof_profile *p, const struct prof_report_opts *opts);
+		const struct prof_profile *p, struct prof_symbolizer *sym,
+		const struct prof_report_opts *opts);
 
 int output_svg(FILE *out, struct agg *a, const struct prof_spool *sp,
 	       const struct prof_report_opts *opts);

@@ -757,6 +757,8 @@ static int decode_trailer(struct prof_spool *sp, struct cursor *c, bool apply,
 		case SPOOL_CNT_PYTHON_FRAMES: k->python_frames = v; break;
 		case SPOOL_CNT_PYTHON_STALE: k->python_stale = v; break;
 		case SPOOL_CNT_PYTHON_UNREAD: k->python_unread = v; break;
+		case SPOOL_CNT_JIT_MAP_NAMES: k->jit_map_names = v; break;
+		case SPOOL_CNT_JITDUMP_NAMES: k->jitdump_names = v; break;
 		default:
 			if (key > SPOOL_CNT_LOST_BASE && key < SPOOL_CNT_LOST_BASE + LOST_KIND_COUNT)
 				k->lost[key - SPOOL_CNT_LOST_BASE] = v;

@@ -115,6 +115,8 @@ enum spool_counter_key {
 	SPOOL_CNT_PYTHON_FRAMES = 19,	/* written only when not 0, as 17 and 18 */
 	SPOOL_CNT_PYTHON_STALE = 20,
 	SPOOL_CNT_PYTHON_UNREAD = 21,
+	SPOOL_CNT_JIT_MAP_NAMES = 22,	/* written only when not 0, as 19 to 21 */
+	SPOOL_CNT_JITDUMP_NAMES = 23,
 	SPOOL_CNT_LOST_BASE = 32,	/* + enum prof_lost_kind */
 	SPOOL_CNT_UNWIND_BASE = 64,	/* + enum prof_unwind_error */
 	SPOOL_CNT_FALLBACK_BASE = 96,	/* + enum prof_unwind_fallback */

@@ -1009,6 +1009,8 @@ int prof_spool_writer_finish(struct prof_spool_writer *w, const struct prof_coun
 		COUNTER(SPOOL_CNT_PYTHON_FRAMES, python_frames),
 		COUNTER(SPOOL_CNT_PYTHON_STALE, python_stale),
 		COUNTER(SPOOL_CNT_PYTHON_UNREAD, python_unread),
+		COUNTER(SPOOL_CNT_JIT_MAP_NAMES, jit_map_names),
+		COUNTER(SPOOL_CNT_JITDUMP_NAMES, jitdump_names),
 	};
 #undef COUNTER
 #undef COUNTER_V2

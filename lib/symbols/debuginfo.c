@@ -329,6 +329,14 @@ static int by_build_id(struct debuginfo *d, const struct want *w, char **ret)
 	return r;
 }
 
+const char *debuginfo_link_name(Elf *elf)
+{
+	GElf_Word crc;
+	const char *name = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
+
+	return name && *name && !strchr(name, '/') ? name : NULL;
+}
+
 static int by_debuglink(struct debuginfo *d, Elf *elf, struct want *w, char **ret)
 {
 	GElf_Word crc;

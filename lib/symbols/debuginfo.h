@@ -58,6 +58,9 @@ int debuginfo_init(struct debuginfo *d, const char *dirs, bool debuginfod, unsig
 int debuginfo_find(struct debuginfo *d, const char *path, Elf *elf, const uint8_t *build_id,
 		   size_t len, char **ret_path, enum debuginfo_source *ret_source);
 
+/* The name of the debug file ELF's .gnu_debuglink gives, or NULL: it has none. */
+const char *debuginfo_link_name(Elf *elf);
+
 /* Whether ELF has DWARF of its own (a .debug_info with contents). */
 bool debuginfo_has_dwarf(Elf *elf);
 

@@ -47,6 +47,10 @@ struct sym_file {
 	bool ok;		/* opened and read */
 	bool dwarf;		/* dw holds DWARF */
 	bool warned;		/* problem was logged */
+	const char *own_from;	/* where its own names are: as the recorder read them too */
+	enum debuginfo_source debug_src;	/* where its DWARF came from */
+	bool debug_symtab;	/* its names are its debug file's .symtab */
+	char *debug_missing;	/* the debug file its .gnu_debuglink names, not found; or NULL */
 	char *key;		/* its key in file_ids: path, '\0', recorded build-id */
 	size_t key_len;
 	uint32_t used;		/* the spool generation that last needed it */
@@ -121,6 +125,7 @@ static void release_file(struct sym_file *f)
 	elf_file_release(&f->elf);
 	dwinfo_release(&f->dw);
 	free(f->problem);
+	free(f->debug_missing);
 	free(f->key);
 }
 
@@ -260,15 +265,22 @@ static int open_debuginfo(struct prof_symbolizer *s, struct sym_file *f,
 	/* the file's own build-id: its offsets are what the debug file must describe */
 	const uint8_t *id = f->elf.build_id_len ? f->elf.build_id : m->build_id;
 	size_t len = f->elf.build_id_len ? f->elf.build_id_len : m->build_id_len;
+	bool had_symtab = !f->elf.dynsym && f->elf.syms.n;
 	enum debuginfo_source src;
+	const char *link;
 	char *path;
 	int r;
 
 	r = debuginfo_find(&s->debug, m->path, f->elf.elf, id, len, &path, &src);
 	if (r <= 0) {
-		if (r == 0)
-			pr_debug("no debug info for '%s'", m->path);
-		return r;
+		if (r < 0)
+			return r;
+		pr_debug("no debug info for '%s'", m->path);
+		/* a file that says where its debug file is: a hint can name it */
+		link = debuginfo_link_name(f->elf.elf);
+		if (link && !(f->debug_missing = xstrdup(link)))
+			return -ENOMEM;
+		return 0;
 	}
 	r = dwinfo_open(path, &f->dw);
 	if (r == -ENOMEM) {
@@ -286,10 +298,46 @@ static int open_debuginfo(struct prof_symbolizer *s, struct sym_file *f,
 	f->dwarf = f->dw.dw != NULL;
 	pr_debug("debug info for '%s': '%s' (%s)", m->path, path, debuginfo_source_name(src));
 	free(path);
-	if (src == DEBUGINFO_SELF || (!f->elf.dynsym && f->elf.syms.n))
+	f->debug_src = src;
+	if (src == DEBUGINFO_SELF || had_symtab)
 		return 0;
 	r = elf_file_read_symtab(&f->elf, f->dw.elf);
-	return r == -ENOMEM ? r : 0;
+	if (r == -ENOMEM)
+		return r;
+	f->debug_symtab = !f->elf.dynsym && f->elf.syms.n;
+	return 0;
+}
+
+/* Where the symbols of ELF's own tables come from; NULL: it has none. */
+static const char *own_names_from(const struct elf_file *elf)
+{
+	if (elf->gopclntab)
+		return ".gopclntab";
+	if (elf->syms.n)
+		return elf->dynsym ? ".dynsym only" : ".symtab";
+	return NULL;
+}
+
+/* Where the symbols of F come from, as the report says it; NULL: it has none. */
+static const char *file_names_from(const struct sym_file *f)
+{
+	if (!f || !f->ok)
+		return NULL;
+	if (f->debug_symtab)
+		return f->debug_src == DEBUGINFO_BUILD_ID	? "debug file by build-id"
+		       : f->debug_src == DEBUGINFO_DEBUGLINK ? "debug file by debuglink"
+							     : "debug file from debuginfod";
+	return own_names_from(&f->elf);
+}
+
+/*
+ * Where a name the spool carries for a frame of F came from: the recorder
+ * read the tables of the file that is F (the same build) as F's own are
+ * read here; else the recording's word is all there is.
+ */
+static const char *recorded_names_from(const struct sym_file *f)
+{
+	return f && f->ok && !f->problem && f->own_from ? f->own_from : "recorded";
 }
 
 /*
@@ -319,6 +367,7 @@ static int open_file(struct prof_symbolizer *s, struct sym_file *f, const struct
 			return 0;
 		}
 		f->ok = true;
+		f->own_from = own_names_from(&f->elf);
 		return 0;
 	}
 	/* the recorder's descriptor of the very file mapped, else the path */
@@ -336,6 +385,7 @@ static int open_file(struct prof_symbolizer *s, struct sym_file *f, const struct
 		return r < 0 ? error_setx(-ENOMEM, "out of memory") : 0;
 	}
 	f->ok = true;
+	f->own_from = own_names_from(&f->elf);
 	if (m->build_id_len && f->elf.build_id_len &&
 	    (f->elf.build_id_len != m->build_id_len ||
 	     memcmp(f->elf.build_id, m->build_id, m->build_id_len))) {
@@ -603,12 +653,16 @@ static int resolve_elf(struct prof_symbolizer *s, const struct prof_frame *f, co
 	if (sym) {
 		v[0].function = sym->function;
 		v[0].offset = sym->offset;
+		v[0].names_from = recorded_names_from(file);
 	} else if (e) {
 		v[0].function = e->name;
 		v[0].offset = delta;
+		v[0].names_from = file_names_from(file);
 	} else if (n && chain[0].name) {
 		v[0].function = chain[0].name;
+		v[0].names_from = "DWARF";
 	}
+	v[0].debug_missing = file ? file->debug_missing : NULL;
 	v[0].found = v[0].function != NULL;
 	if (v[0].found)
 		v[0].function = shown_name(s, v[0].function);
@@ -644,6 +698,18 @@ static int resolve_user(struct prof_symbolizer *s, const struct prof_frame *f,
 		return err;
 	warn_file(file, named);
 	return resolve_elf(s, f, basename_of(m->path), named ? &sym : NULL, file, ret, ret_n);
+}
+
+/* Where the spool's names of JIT code came from, as its trailer counts them. */
+static const char *jit_names_from(const struct prof_symbolizer *s)
+{
+	const struct prof_counters *c = prof_spool_counters(s->sp);
+
+	if (c && c->jit_map_names && !c->jitdump_names)
+		return "perf map";
+	if (c && c->jitdump_names && !c->jit_map_names)
+		return "jitdump";
+	return "perf map or jitdump";
 }
 
 /* Resolve F into *RET_N frames at *RET, outermost first. */
@@ -684,6 +750,9 @@ static int resolve(struct prof_symbolizer *s, const struct prof_frame *f,
 				  f->kind);
 	}
 	if (spool_symbol(s, key, f->addr, r)) {
+		r->names_from = f->kind == PROF_FRAME_KERNEL		 ? "kallsyms"
+				: f->addr >= PROF_PYTHON_FRAME_BASE ? "python"
+								    : jit_names_from(s);
 		r->function = shown_name(s, r->function);
 		return r->function ? 0 : -ENOMEM;
 	}

@@ -222,6 +222,34 @@ split_debug() {
 	assert_line --regexp ';dltarget_entry;dltarget_work [0-9]+$'
 }
 
+@test "the header says where each module's names came from, and which package has a missing debug file" {
+	require_perf_events
+	cp "$T/ladder" ladder
+	"$PROF" record -q -o l.spool -- ./ladder 0.5
+	run -0 "$PROF" report l.spool
+	assert_line --regexp '^names: +ladder: \.symtab \(9[0-9]\.[0-9]% of the samples, 0\.0% of them unnamed\)$'
+	refute_line --partial 'hint:'
+	# stripped, its debug file beside it through .gnu_debuglink
+	objcopy --only-keep-debug ladder ladder.debug
+	objcopy --strip-all --add-gnu-debuglink=ladder.debug ladder
+	"$PROF" record -q -o s.spool -- ./ladder 0.5
+	run -0 "$PROF" report s.spool
+	assert_line --regexp '^names: +ladder: debug file by debuglink \([0-9.]+% of the samples, 0\.0% of them unnamed\)$'
+	# the debug file gone: no names, and a hint naming the file its link wants
+	rm ladder.debug
+	run -0 "$PROF" report s.spool
+	assert_line --regexp '^names: +ladder: no names \([0-9.]+% of the samples, 100\.0% of them unnamed\)$'
+	assert_line 'hint:         ladder has no debug info here: its .gnu_debuglink names ladder.debug, found in no debug directory'
+	# a file dpkg lists (its /usr-merged twin counts alike): the package's -dbgsym
+	mkdir dpkg
+	echo "$PWD/ladder" >dpkg/fakepkg:amd64.list
+	PROF_DPKG_INFO=$PWD/dpkg run -0 "$PROF" report s.spool
+	assert_line "hint:         ladder has no debug info here: its .gnu_debuglink names ladder.debug, in Debian's fakepkg-dbgsym (the debian-debug archive)"
+	PROF_DPKG_INFO=$PWD/dpkg run -0 "$PROF" report -q --format=json s.spool
+	run -0 jq -c '.modules[0] | [.module, .names_from, .unnamed == .weight, .debug_missing, .package]' <<<"$output"
+	assert_output '["ladder",[],true,"ladder.debug","fakepkg"]'
+}
+
 debuginfod_built() {
 	grep -q '^#define HAVE_DEBUGINFOD 1' "$TOP/config.h"
 }

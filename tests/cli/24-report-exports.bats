@@ -157,7 +157,7 @@ json() {
 	run -0 --separate-stderr "$PROF" report --format=json "$s"
 	python3 -m json.tool <<<"$output" >/dev/null
 	assert_equal "$(json 'print(sorted(d))')" \
-		"['counters', 'first_ns', 'functions', 'functions_left_out', 'last_ns', 'metadata', 'samples', 'schema', 'stacks', 'total', 'unit', 'warnings', 'weight']"
+		"['counters', 'first_ns', 'functions', 'functions_left_out', 'last_ns', 'metadata', 'modules', 'samples', 'schema', 'stacks', 'total', 'unit', 'warnings', 'weight']"
 	assert_equal "$(json 'print(d["weight"], d["unit"], d["total"])')" "cpu samples 3000"
 	assert_equal "$(json 'print(d["schema"], d["samples"], d["counters"]["samples"])')" \
 		"prof-report/1 3000 3000"

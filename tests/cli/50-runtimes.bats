@@ -57,6 +57,7 @@ share() {
 	refute_line --regexp '0x[0-9a-f]+.*;main\.spin [0-9]+$'
 	run -0 "$PROF" report -q s.spool
 	assert_line --regexp '^stacks: +[0-9]+ complete \((99|100)\.[0-9]%\)'
+	assert_line --regexp '^names: +spin: \.gopclntab \(9[0-9]\.[0-9]% of the samples, 0\.0% of them unnamed\)$'
 	# the SP tables, not frame pointers, unwound them (the vDSO's odd frame aside)
 	fp=$(sed -n 's/^unwound: .* fp-no-cfi \([0-9]*\) .*/\1/p' <<<"$output")
 	[ -n "$fp" ]
@@ -111,6 +112,8 @@ jshare() {
 	[ "$before" = "$after" ] || fail "perf maps left behind: $(comm -13 <(echo "$before") <(echo "$after"))"
 	run -0 ls -A
 	refute_output --partial .attach_pid
+	run -0 "$PROF" report -q j.spool
+	assert_line --regexp '^(names:)? +\[anon\]: perf map \([0-9.]+% of the samples, [0-9.]+% of them unnamed\)$'
 }
 
 @test "java without PreserveFramePointer: one warning naming the flag, the leaf still named" {
@@ -175,6 +178,8 @@ jitnamed() {
 	run -0 ls jit-*.dump
 	dump=$(fibshare d.spool)
 	dumpjit=$(jitnamed d.spool)
+	run -0 "$PROF" report -q d.spool
+	assert_line --regexp '^names: +\[anon\]: jitdump \(9[0-9]\.[0-9]% of the samples, 0\.[0-9]% of them unnamed\)$'
 	run -0 "$PROF" record -q -o m.spool -- node --perf-basic-prof fib.js
 	map=$(fibshare m.spool)
 	mapjit=$(jitnamed m.spool)
@@ -258,6 +263,7 @@ whole_through_jit() {
 	run -0 "$PROF" report -q p.spool
 	assert_line --regexp '^python: +[1-9][0-9]* frames read, [0-9]+ stale \(not shown\), [0-9]+ eval loops unread$'
 	assert_line --regexp "baz \\($PYT:$(def_line baz)\\) +\\[python\\]\$"
+	assert_line --regexp '^(names:)? +\[python\]: python \([0-9.]+% of the samples, 0\.0% of them unnamed\)$'
 }
 
 @test "python 3.11: a loop of short calls, the innermost frame right in 95% of samples" {
