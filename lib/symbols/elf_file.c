@@ -246,6 +246,7 @@ static int read_gopclntab(struct elf_file *f, Elf *elf, struct sym_filter *filte
 	f->syms.n = 0;
 	f->dynsym = false;
 	f->gopclntab = true;
+	f->go = g;
 	for (i = 0; i < g.nfunc; i++) {
 		if (!gopclntab_func(&g, i, &start, &end, &name) ||
 		    (filter && !index_any_in(&filter->wanted, start, end - start)))
@@ -311,6 +312,15 @@ static int read_symtab(struct elf_file *f, Elf *elf, bool symtab_only, struct sy
 		return r;
 	symtab_finish(&f->syms);
 	return 0;
+}
+
+bool elf_file_go_line(const struct elf_file *f, uint64_t vaddr, const char **file,
+		      uint32_t *line)
+{
+	uint64_t i;
+
+	return f->gopclntab && gopclntab_find(&f->go, vaddr, &i) &&
+	       gopclntab_line(&f->go, i, vaddr, file, line);
 }
 
 int elf_file_read_symtab(struct elf_file *f, Elf *elf)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gopclntab.h"
 #include "prof.h"
 #include "symtab.h"
 
@@ -27,6 +28,7 @@ struct elf_file {
 	struct symtab syms;	/* key 0, ELF virtual addresses */
 	bool dynsym;		/* names came from .dynsym: no .symtab was read */
 	bool gopclntab;		/* names came from a Go program's .gopclntab */
+	struct gopclntab go;	/* that table, for file:line (with gopclntab) */
 };
 
 /*
@@ -61,6 +63,13 @@ bool elf_file_vaddr(const struct elf_file *f, uint64_t off, uint64_t *ret);
  */
 const struct symtab_entry *elf_file_lookup(const struct elf_file *f, uint64_t off,
 					   uint64_t *ret_delta);
+
+/*
+ * The source file and line of virtual address VADDR, from the .gopclntab
+ * F's names came from: false where it does not say (or F has none).
+ */
+bool elf_file_go_line(const struct elf_file *f, uint64_t vaddr, const char **file,
+		      uint32_t *line);
 
 void elf_file_release(struct elf_file *f);
 

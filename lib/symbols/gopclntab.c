@@ -92,10 +92,14 @@ int gopclntab_open(Elf *elf, struct gopclntab *ret)
 		if (!ret->text && section_named(elf, ".text", &text_sh))
 			ret->text = text_sh.sh_addr;
 		ret->funcnames = (size_t)words[3];
+		ret->cutab = (size_t)words[4];
+		ret->filetab = (size_t)words[5];
 		ret->pctab = (size_t)words[6];
 		ret->pcln = (size_t)words[7];
 	} else {
 		ret->funcnames = (size_t)words[2];
+		ret->cutab = (size_t)words[3];
+		ret->filetab = (size_t)words[4];
 		ret->pctab = (size_t)words[5];
 		ret->pcln = (size_t)words[6];
 	}
@@ -174,24 +178,107 @@ static bool get_uvarint32(const uint8_t **p, const uint8_t *end, uint32_t *ret)
 	return false;
 }
 
-bool gopclntab_sp_table(const struct gopclntab *g, uint64_t i, struct gopclntab_pcvalue *it)
+/*
+ * The 32-bit field K of function I's _func record after its entry (0
+ * nameoff, 1 args, 2 deferreturn, 3 pcsp, 4 pcfile, 5 pcln, 6 npcdata, 7
+ * cuOffset), and the function's entry: false where it is out of the section.
+ */
+static bool func_field(const struct gopclntab *g, uint64_t i, unsigned k, uint64_t *start,
+		       uint32_t *v)
 {
-	uint64_t start, funcoff, rec, pcsp;
-	size_t at;
+	uint64_t funcoff, rec, at = (g->entry_off ? 4 : g->ptrsize) + 4u * k;
 
-	if (i >= g->nfunc || !functab_entry(g, i, &start, &funcoff) || funcoff >= g->size)
+	if (i >= g->nfunc || !functab_entry(g, i, start, &funcoff) || funcoff >= g->size)
 		return false;
-	/* pcsp follows the entry, nameoff, args and deferreturn */
-	at = g->entry_off ? 16 : g->ptrsize + 12u;
 	rec = g->pcln + funcoff;
-	if (rec > g->size - at - 4)
+	if (rec >= g->size || at + 4 > g->size - rec)
 		return false;
-	pcsp = get_word(g->p + rec + at, 4);
-	if (!pcsp || pcsp >= g->size - g->pctab)
+	*v = (uint32_t)get_word(g->p + rec + at, 4);
+	return true;
+}
+
+/* Start reading pc-value table OFF (of function I, entry START): false if it has none. */
+static bool pcvalue_at(const struct gopclntab *g, uint64_t start, uint32_t off,
+		       struct gopclntab_pcvalue *it)
+{
+	if (!off || off >= g->size - g->pctab)
 		return false;
-	*it = (struct gopclntab_pcvalue){ .p = g->p + g->pctab + pcsp, .end = g->p + g->size,
+	*it = (struct gopclntab_pcvalue){ .p = g->p + g->pctab + off, .end = g->p + g->size,
 					  .pc = start, .val = -1, .quantum = g->quantum,
 					  .first = true };
+	return true;
+}
+
+bool gopclntab_sp_table(const struct gopclntab *g, uint64_t i, struct gopclntab_pcvalue *it)
+{
+	uint64_t start;
+	uint32_t pcsp;
+
+	return func_field(g, i, 3, &start, &pcsp) && pcvalue_at(g, start, pcsp, it);
+}
+
+bool gopclntab_find(const struct gopclntab *g, uint64_t pc, uint64_t *i)
+{
+	uint64_t lo = 0, hi = g->nfunc, entry, off;
+
+	/* the entries are sorted: the last one at or below pc */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		functab_entry(g, mid, &entry, &off);
+		if (entry <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	functab_entry(g, g->nfunc, &entry, &off);	/* the end of the text */
+	*i = lo - 1;
+	return pc < entry;
+}
+
+/* The value of the pc-value table IT at PC: false where it does not cover PC. */
+static bool value_at(struct gopclntab_pcvalue *it, uint64_t pc, int64_t *val)
+{
+	uint64_t lo, hi;
+	unsigned steps;
+
+	for (steps = 0; steps < (1u << 20) && gopclntab_pcvalue_next(it, &lo, &hi, val); steps++)
+		if (pc >= lo && pc < hi)
+			return true;
+	return false;
+}
+
+bool gopclntab_line(const struct gopclntab *g, uint64_t i, uint64_t pc, const char **file,
+		    uint32_t *line)
+{
+	struct gopclntab_pcvalue it;
+	uint32_t pcfile, pcln, cu, name;
+	uint64_t start, at;
+	int64_t fileno, ln;
+	const char *s;
+
+	if (!func_field(g, i, 4, &start, &pcfile) || !func_field(g, i, 5, &start, &pcln) ||
+	    !func_field(g, i, 7, &start, &cu))
+		return false;
+	if (!pcvalue_at(g, start, pcln, &it) || !value_at(&it, pc, &ln) || ln <= 0 ||
+	    ln > INT32_MAX)
+		return false;
+	if (!pcvalue_at(g, start, pcfile, &it) || !value_at(&it, pc, &fileno) || fileno < 0)
+		return false;
+	/* the unit's file table: 32-bit offsets into the file names (~0: none) */
+	at = g->cutab + 4 * ((uint64_t)cu + (uint64_t)fileno);
+	if (g->cutab >= g->size || at < g->cutab || at > g->size - 4)
+		return false;
+	name = (uint32_t)get_word(g->p + at, 4);
+	if (name == UINT32_MAX || g->filetab >= g->size || name >= g->size - g->filetab)
+		return false;
+	s = (const char *)g->p + g->filetab + name;
+	if (!*s || !memchr(s, '\0', g->size - g->filetab - name))
+		return false;
+	*file = s;
+	*line = (uint32_t)ln;
 	return true;
 }
 

@@ -24,6 +24,7 @@ struct gopclntab {
 	uint8_t ptrsize;
 	bool entry_off;		/* 1.18 on: 32-bit entries, offsets from text */
 	size_t funcnames, functab, pcln, pctab;	/* offsets into p */
+	size_t cutab, filetab;	/* the compilation units' file indexes, the file names */
 	uint8_t quantum;	/* of instruction addresses, 1 on x86 */
 };
 
@@ -57,6 +58,18 @@ bool gopclntab_func(const struct gopclntab *g, uint64_t i, uint64_t *start, uint
  * without frame pointer or CFI needs): false when it has none.
  */
 bool gopclntab_sp_table(const struct gopclntab *g, uint64_t i, struct gopclntab_pcvalue *it);
+
+/* The function that holds address PC, into *I: false when none does. */
+bool gopclntab_find(const struct gopclntab *g, uint64_t pc, uint64_t *i);
+
+/*
+ * The source file and line of address PC in function I (Go's own
+ * funcline: its pcfile and pcln tables, the file through its compilation
+ * unit's file table): false where the tables do not say.  *FILE lives as
+ * long as the file's mapping.
+ */
+bool gopclntab_line(const struct gopclntab *g, uint64_t i, uint64_t pc, const char **file,
+		    uint32_t *line);
 
 /* The next range [*LO, *HI) of the table and its value: false at its end or where damaged. */
 bool gopclntab_pcvalue_next(struct gopclntab_pcvalue *it, uint64_t *lo, uint64_t *hi,

@@ -631,10 +631,12 @@ static int resolve_elf(struct prof_symbolizer *s, const struct prof_frame *f, co
 	const struct dwinfo_frame *chain = NULL;
 	const struct symtab_entry *e = NULL;
 	struct prof_resolved_frame *v;
-	uint64_t vaddr, delta = 0;
+	uint64_t vaddr = 0, delta = 0;
+	bool mapped = false;
 	int n = 0, i;
 
 	if (file && file->ok && elf_file_vaddr(&file->elf, f->addr, &vaddr)) {
+		mapped = true;
 		if (!sym)
 			e = elf_file_lookup(&file->elf, f->addr, &delta);
 		if (file->dwarf)
@@ -650,6 +652,10 @@ static int resolve_elf(struct prof_symbolizer *s, const struct prof_frame *f, co
 		if (n)
 			set_line(&v[i], &chain[i]);
 	}
+	/* a Go program without DWARF: its pc-line tables */
+	if (!n && mapped && file->elf.gopclntab &&
+	    elf_file_go_line(&file->elf, vaddr, &v[0].file_path, &v[0].line))
+		v[0].file = short_path(v[0].file_path, NULL);
 	if (sym) {
 		v[0].function = sym->function;
 		v[0].offset = sym->offset;

@@ -37,7 +37,11 @@ static size_t first_after(const struct jit_rules *j, uint64_t addr)
 /* Take [LO, HI) out of the rows: those inside go, those across are cut. */
 static int cut(struct jit_rules *j, uint64_t lo, uint64_t hi)
 {
-	size_t i = first_after(j, lo), k;
+	size_t i, k;
+
+	if (!j->n)
+		return 0;
+	i = first_after(j, lo);
 
 	if (i < j->n && j->v[i].lo < lo && j->v[i].hi > hi) {
 		/* one row holds the whole range: it becomes two */

@@ -57,11 +57,46 @@ share() {
 	refute_line --regexp '0x[0-9a-f]+.*;main\.spin [0-9]+$'
 	run -0 "$PROF" report -q s.spool
 	assert_line --regexp '^stacks: +[0-9]+ complete \((99|100)\.[0-9]%\)'
-	assert_line --regexp '^names: +spin: \.gopclntab \(9[0-9]\.[0-9]% of the samples, 0\.0% of them unnamed\)$'
+	assert_line --regexp '^names: +spin: \.gopclntab \((9[0-9]|100)\.[0-9]% of the samples, 0\.0% of them unnamed\)$'
+	# file:line from its pc-line tables: the loop's lines, and where main.work calls
+	local src="$TOP/tests/targets/go/spin.go" body call
+	body=$(awk '/^func spin/ { f = 1 } f && /s \+= i \* i % 7/ { print NR; exit }' "$src")
+	call=$(awk '/^func work/ { f = 1 } f && /s \+= spin\(/ { print NR; exit }' "$src")
+	run -0 "$PROF" report -q --lines s.spool
+	assert_line --regexp "^ *[0-9.]+% +[0-9.]+% +[0-9]+ +main\\.spin \\(spin\\.go:($body|$((body - 1)))\\) +spin\$"
+	assert_line --regexp "^ *[0-9.]+% +[0-9.]+% +[0-9]+ +main\\.work \\(spin\\.go:$call\\) +spin\$"
 	# the SP tables, not frame pointers, unwound them (the vDSO's odd frame aside)
 	fp=$(sed -n 's/^unwound: .* fp-no-cfi \([0-9]*\) .*/\1/p' <<<"$output")
 	[ -n "$fp" ]
 	[ "$fp" -le 10 ] || fail "$fp frames unwound by frame pointers for want of CFI"
+}
+
+@test "go, stripped: a damaged .gopclntab is read without harm" {
+	require_cmd python3 python3
+	go_build spin "$TOP/tests/targets/go/spin.go" -ldflags="-s -w"
+	run -0 "$PROF" record -q -o s.spool -- ./spin 0.3
+	cp spin spin.good
+	# the report reads the file at the recorded path: each time another damage
+	python3 - "$PROF" <<-'PY'
+	import random, subprocess, sys
+	prof = sys.argv[1]
+	sec = subprocess.run(["readelf", "-SW", "spin.good"], capture_output=True, text=True).stdout
+	f = next(l for l in sec.splitlines() if " .gopclntab " in l).split(".gopclntab", 1)[1].split()
+	off, size = int(f[2], 16), int(f[3], 16)
+	assert size > 0
+	good = open("spin.good", "rb").read()
+	random.seed(5)
+	for i in range(150):
+	    b = bytearray(good)
+	    # the header's offsets, or anywhere in the tables
+	    for _ in range(random.randint(1, 6)):
+	        at = off + (random.randrange(64) if i % 3 == 0 else random.randrange(size))
+	        b[at] = random.randrange(256)
+	    open("spin", "wb").write(b)
+	    r = subprocess.run([prof, "report", "-q", "--lines", "s.spool"], capture_output=True)
+	    if r.returncode != 0:
+	        sys.exit("report failed (%d) on damage %d: %s" % (r.returncode, i, r.stderr.decode()))
+	PY
 }
 
 @test "go, stripped, attached: the same names and callers in -p mode" {
