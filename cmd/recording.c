@@ -250,6 +250,9 @@ static void print_summary(const struct prof_recording_summary *s, const char *pa
 		fprintf(stderr, "prof: python: %" PRIu64 " frames read, %" PRIu64 " stale (not "
 			"shown), %" PRIu64 " eval loops unread\n", s->python_frames, s->python_stale,
 			s->python_unread);
+	if (s->java_frames || s->java_unnamed)
+		fprintf(stderr, "prof: java: %" PRIu64 " interpreter frames named, %" PRIu64
+			" unnamed (a frame being set up)\n", s->java_frames, s->java_unnamed);
 }
 /* -a: the machine's share of busy CPU time, the processes seen. */
 static void print_system(const struct prof_recording_summary *s, int verbosity)

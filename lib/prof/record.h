@@ -218,6 +218,12 @@ struct prof_recording_summary {
 	uint64_t unwind_memo_frames;	/* user frames taken from the thread's last walk */
 	/* CPython 3.11: as struct prof_counters has them */
 	uint64_t python_frames, python_stale, python_unread;
+	/*
+	 * HotSpot JVMs: interpreter frames named by the method they ran;
+	 * those whose Method* could not be read (a frame being set up), left
+	 * as the interpreter
+	 */
+	uint64_t java_frames, java_unnamed;
 };
 
 struct prof_recorder;

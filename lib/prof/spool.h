@@ -94,6 +94,22 @@ enum prof_frame_kind {
  */
 #define PROF_PYTHON_FRAME_BASE 0x8000000000000000ull
 
+/*
+ * Anonymous frames from here up to PROF_JAVA_FRAME_BASE are of JIT code
+ * the recorder named as it was when the sample was taken (a jitdump's
+ * loads, read as it grew): each load a range of its own, so that code
+ * loaded where other code was before is not named by it; named by the
+ * process's symbols like other JIT code, shown as module [anon].
+ */
+#define PROF_JIT_FRAME_BASE 0x4000000000000000ull
+
+/*
+ * Anonymous frames from here up to PROF_PYTHON_FRAME_BASE are Java
+ * methods a HotSpot JVM's interpreter ran, one address a method: named by
+ * the process's symbols as its compiled code is, module [anon].
+ */
+#define PROF_JAVA_FRAME_BASE 0x6000000000000000ull
+
 /* Why an unwind stopped early; also the addr of a PROF_FRAME_TRUNCATED frame. */
 enum prof_unwind_error {
 	PROF_UNWIND_STACK_COPY = 1,	/* ran past the copied user stack */

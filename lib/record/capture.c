@@ -379,7 +379,7 @@ static int read_jitdump(pid_t pid, const char *path, struct jit_sym **v, size_t 
 	return r;
 }
 
-static int by_py_start(const void *a, const void *b)
+static int by_synth_start(const void *a, const void *b)
 {
 	const uint64_t *x = a;
 	const struct jit_sym *y = b;
@@ -387,20 +387,28 @@ static int by_py_start(const void *a, const void *b)
 	return *x < y->start ? -1 : *x >= y->start + y->size;
 }
 
-/* The Python frames of PROC among V (sorted by address: they come last), named. */
-static int capture_python(struct capture *c, struct prof_spool_writer *w,
-			  const struct capture_process *proc, const struct want *v, size_t n)
+/*
+ * The frames of V at the recorder's own addresses [LO, HI) (Python's, or
+ * the JIT loads'), named from NAMES (N, sorted by address); *COUNT counts
+ * the names written.
+ */
+static int capture_synthetic(struct capture *c, struct prof_spool_writer *w, const struct want *v,
+			     size_t nv, uint64_t lo, uint64_t hi, const struct jit_sym *names,
+			     size_t n, uint64_t *count)
 {
 	const struct jit_sym *s;
 	size_t i;
 	int r = 0;
 
-	for (i = 0; r >= 0 && i < n; i++) {
-		if (v[i].addr < PROF_PYTHON_FRAME_BASE)
+	for (i = 0; r >= 0 && i < nv; i++) {
+		if (v[i].addr < lo || v[i].addr >= hi || !n)
 			continue;
-		s = bsearch(&v[i].addr, proc->py, proc->npy, sizeof(*proc->py), by_py_start);
-		if (s)
+		s = bsearch(&v[i].addr, names, n, sizeof(*names), by_synth_start);
+		if (s) {
 			r = emit(c, w, PROF_SYMBOL_PROCESS, v[i].id, s->start, s->size, s->name);
+			if (count)
+				(*count)++;
+		}
 	}
 	return r;
 }
@@ -414,8 +422,15 @@ static int capture_jit(struct capture *c, struct prof_spool_writer *w,
 
 	if (!v[0].pid)
 		return 0;
-	if (proc && proc->npy) {
-		r = capture_python(c, w, proc, v, n);
+	if (proc) {
+		r = capture_synthetic(c, w, v, n, PROF_PYTHON_FRAME_BASE, UINT64_MAX, proc->py,
+				      proc->npy, NULL);
+		if (r >= 0)
+			r = capture_synthetic(c, w, v, n, PROF_JIT_FRAME_BASE, PROF_JAVA_FRAME_BASE,
+					      proc->jit, proc->njit, &c->jitdump_names);
+		if (r >= 0)
+			r = capture_synthetic(c, w, v, n, PROF_JAVA_FRAME_BASE, PROF_PYTHON_FRAME_BASE,
+					      proc->java, proc->njava, NULL);
 		if (r < 0)
 			return r;
 	}
@@ -424,6 +439,8 @@ static int capture_jit(struct capture *c, struct prof_spool_writer *w,
 	if (r >= 0 && proc && proc->jitdump)
 		r = read_jitdump(v[0].pid, proc->jitdump, &syms, &ns);
 	for (i = 0; r >= 0 && i < n; i++) {
+		if (v[i].addr >= PROF_JIT_FRAME_BASE)
+			continue;	/* named above */
 		/* entries may overlap (code regenerated): the last one that holds it wins */
 		for (k = ns; k-- > 0;)
 			if (syms[k].start <= v[i].addr && v[i].addr - syms[k].start < syms[k].size)

@@ -39,6 +39,10 @@ struct capture_process {
 	const char *jitdump;	/* the jitdump it mapped (its path, as it named it), or NULL */
 	const struct jit_sym *py;	/* its Python functions' names (python.c), by address */
 	size_t npy;
+	const struct jit_sym *jit;	/* its JIT loads' names (jit_names.c), by address */
+	size_t njit;
+	const struct jit_sym *java;	/* its interpreted methods' names (jvm_frames.c) */
+	size_t njava;
 };
 
 /*

@@ -216,6 +216,8 @@ static bool tail_header(struct jitdump_tail *t, const char *path)
 		return false;
 	}
 	t->off = get32(head + 8);
+	/* JITDUMP_FLAGS_ARCH_TIMESTAMP: the records' times are the TSC's, not ours */
+	t->tsc = get64(head + 32) & 1;
 	return true;
 }
 
@@ -224,12 +226,12 @@ static bool tail_header(struct jitdump_tail *t, const char *path)
  * its .eh_frame, placed at EH_AT, that covers a part of the code.
  */
 static int code_cfi(struct jitdump_tail *t, uint64_t lo, uint64_t hi, uint64_t eh_at,
-		    jitdump_code_fn *fn, void *arg)
+		    const struct jitdump_sink *s)
 {
 	struct cfi_image img = { .data = t->eh, .size = t->neh, .vaddr_delta = eh_at };
 	struct cfi_rows rows = { 0 };
 	size_t off = 0;
-	int r = fn(arg, lo, hi, NULL, 0);
+	int r = s->cfi(s->arg, lo, hi, NULL, 0);
 
 	while (r >= 0 && t->neh - off >= 8) {
 		uint32_t len = get32(t->eh + off);
@@ -245,7 +247,7 @@ static int code_cfi(struct jitdump_tail *t, uint64_t lo, uint64_t hi, uint64_t e
 				t->refused++;	/* no rows, or rows of code it did not load */
 			} else {
 				t->fdes++;
-				r = fn(arg, rows.pc_begin, rows.pc_end, rows.v, rows.n);
+				r = s->cfi(s->arg, rows.pc_begin, rows.pc_end, rows.v, rows.n);
 			}
 		}
 		off += 4 + (size_t)len;
@@ -279,9 +281,25 @@ static void unwinding_info(struct jitdump_tail *t, uint32_t size)
 	t->neh = t->eh ? n : 0;
 }
 
-int jitdump_tail_read(struct jitdump_tail *t, const char *path, jitdump_code_fn *fn, void *arg)
+/* The name of the load at T->off (SIZE bytes, CSIZE of code) into NAME; false if it has none. */
+static bool load_name(struct jitdump_tail *t, uint32_t size, uint64_t csize, char *name)
+{
+	uint64_t want = size - LOAD_SIZE - csize;
+	ssize_t got;
+
+	if (want > NAME_MAX_BYTES)
+		want = NAME_MAX_BYTES;
+	got = pread(t->fd, name, want, (off_t)(t->off + LOAD_SIZE));
+	if (got < 0)
+		return false;
+	name[got] = '\0';
+	return name[0] != '\0';
+}
+
+int jitdump_tail_read(struct jitdump_tail *t, const char *path, const struct jitdump_sink *s)
 {
 	unsigned char rec[MOVE_SIZE];
+	char name[NAME_MAX_BYTES + 1];
 	struct stat st;
 	int r = 0;
 
@@ -311,21 +329,28 @@ int jitdump_tail_read(struct jitdump_tail *t, const char *path, jitdump_code_fn 
 		} else if (id == JIT_CODE_LOAD && size >= LOAD_SIZE &&
 			   read_at(t->fd, rec, LOAD_SIZE, t->off)) {
 			uint64_t addr = get64(rec + 32), csize = get64(rec + 40);
-			uint64_t eh_at = addr + ((csize + 7) & ~7ull);
+			uint64_t eh_at = addr + ((csize + 7) & ~7ull), when = t->tsc ? 0 : get64(rec + 8);
 
-			if (csize && csize <= size - LOAD_SIZE && addr + csize > addr && eh_at > addr)
-				r = t->eh ? code_cfi(t, addr, addr + csize, eh_at, fn, arg)
-					  : fn(arg, addr, addr + csize, NULL, 0);
+			if (csize && csize <= size - LOAD_SIZE && addr + csize > addr && eh_at > addr) {
+				r = t->eh ? code_cfi(t, addr, addr + csize, eh_at, s)
+					  : s->cfi(s->arg, addr, addr + csize, NULL, 0);
+				if (r >= 0 && load_name(t, size, csize, name))
+					r = s->code(s->arg, addr, addr + csize, when, name, 0);
+			}
 			free(t->eh);	/* it was this load's */
 			t->eh = NULL;
 			t->neh = 0;
 		} else if (id == JIT_CODE_MOVE && size >= MOVE_SIZE &&
 			   read_at(t->fd, rec, MOVE_SIZE, t->off)) {
-			uint64_t to = get64(rec + 40), csize = get64(rec + 48);
+			uint64_t from = get64(rec + 32), to = get64(rec + 40), csize = get64(rec + 48);
 
 			/* the code moved there has no rows (its writers' code keeps frames) */
-			if (csize && to + csize > to)
-				r = fn(arg, to, to + csize, NULL, 0);
+			if (csize && to + csize > to) {
+				r = s->cfi(s->arg, to, to + csize, NULL, 0);
+				if (r >= 0)
+					r = s->code(s->arg, to, to + csize, t->tsc ? 0 : get64(rec + 8),
+						    NULL, from);
+			}
 		}
 		t->off += size;
 	}

@@ -44,6 +44,7 @@ struct jitdump_tail {
 	uint64_t off;		/* where the next record starts */
 	uint8_t *eh;		/* the .eh_frame waiting for its code load, or NULL */
 	size_t neh;
+	bool tsc;		/* its times are the TSC's: not comparable with samples' */
 	uint64_t fdes, refused;	/* FDEs compiled; refused (malformed, or CFI not compiled) */
 };
 
@@ -54,15 +55,30 @@ struct jitdump_tail {
 typedef int jitdump_code_fn(void *arg, uint64_t lo, uint64_t hi, const struct cfi_row *rows,
 			    size_t n);
 
+/*
+ * Code NAME was loaded at [LO, HI) at TIME_NS (CLOCK_MONOTONIC; 0: the
+ * file's clock is another), or (NAME NULL) the code at FROM moved there.
+ * 0 or -ENOMEM.
+ */
+typedef int jitdump_name_fn(void *arg, uint64_t lo, uint64_t hi, uint64_t time_ns,
+			    const char *name, uint64_t from);
+
+/* Where a tail's reads go: the code's CFI, then its name, for each load in order. */
+struct jitdump_sink {
+	jitdump_code_fn *cfi;
+	jitdump_name_fn *code;
+	void *arg;
+};
+
 void jitdump_tail_init(struct jitdump_tail *t);
 void jitdump_tail_release(struct jitdump_tail *t);
 
 /*
  * Read what was appended to the jitdump at PATH since the last call (the
- * file is opened on the first), FN called for each code load and move in
+ * file is opened on the first), S told of each code load and move in
  * order.  A record cut short is read at the next call, once whole.  0, or
  * -ENOMEM.
  */
-int jitdump_tail_read(struct jitdump_tail *t, const char *path, jitdump_code_fn *fn, void *arg);
+int jitdump_tail_read(struct jitdump_tail *t, const char *path, const struct jitdump_sink *s);
 
 #endif /* PROF_JITDUMP_H */

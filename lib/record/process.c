@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "jit_names.h"
 #include "jitdump.h"
 #include "proc.h"
 #include "process.h"
@@ -77,6 +78,9 @@ void pt_release(struct proc_table *pt)
 		if (pt->jitdumps[i].tail)
 			jitdump_tail_release(pt->jitdumps[i].tail);
 		free(pt->jitdumps[i].tail);
+		if (pt->jitdumps[i].names)
+			jit_names_release(pt->jitdumps[i].names);
+		free(pt->jitdumps[i].names);
 	}
 	free(pt->jitdumps);
 }
@@ -93,9 +97,21 @@ const char *pt_jitdump(const struct proc_table *pt, pid_t pid)
 
 static int load_cfi(void *arg, uint64_t lo, uint64_t hi, const struct cfi_row *rows, size_t n)
 {
-	struct proc *p = arg;
+	struct pt_jitdump *j = arg;
+	struct proc *p = j->tail_proc;
 
 	return jit_rules_load(&p->as.jit, lo, hi, rows, n);
+}
+
+static int load_name(void *arg, uint64_t lo, uint64_t hi, uint64_t time, const char *name,
+		     uint64_t from)
+{
+	struct pt_jitdump *j = arg;
+
+	if (!j->names)
+		return 0;
+	return name ? jit_names_load(j->names, lo, hi, time, name)
+		    : jit_names_move(j->names, from, lo, hi - lo, time);
 }
 
 /* What J's file gained, while its process lives; its file closed once it is gone. */
@@ -105,11 +121,16 @@ static int read_jitdump(struct proc_table *pt, struct pt_jitdump *j)
 	char *alive;
 	int r;
 
+	struct jitdump_sink sink = { .cfi = load_cfi, .code = load_name, .arg = j };
+
 	if (!p || p->exited || p->start_time_ns != j->start_time_ns) {
+		/* gone: what its samples' frames were named stays, for the capture */
 		if (j->tail)
 			jitdump_tail_release(j->tail);
 		free(j->tail);
 		j->tail = NULL;
+		if (j->names)
+			jit_names_forget_code(j->names);
 		return 0;
 	}
 	if (!j->tail)
@@ -117,9 +138,26 @@ static int read_jitdump(struct proc_table *pt, struct pt_jitdump *j)
 	/* through its root: the file is in its mount namespace */
 	if (asprintf(&alive, "/proc/%d/root%s", (int)j->pid, j->path) < 0)
 		return error_setx(-ENOMEM, "out of memory");
-	r = jitdump_tail_read(j->tail, alive, load_cfi, p);
+	j->tail_proc = p;
+	r = jitdump_tail_read(j->tail, alive, &sink);
 	free(alive);
 	return r;
+}
+
+int pt_jit_frames(struct proc *p, struct unwind_result *u, uint64_t time)
+{
+	return p->jit_names ? jit_names_frames(p->jit_names, &p->as, u, time) : 0;
+}
+
+const struct jit_sym *pt_jit_names(struct proc_table *pt, pid_t pid, size_t *n)
+{
+	size_t i;
+
+	for (i = pt->njitdumps; i-- > 0;)
+		if (pt->jitdumps[i].pid == pid && pt->jitdumps[i].names)
+			return jit_names_used(pt->jitdumps[i].names, n);
+	*n = 0;
+	return NULL;
 }
 
 int pt_read_jitdumps(struct proc_table *pt)
@@ -137,10 +175,11 @@ int pt_read_jitdumps(struct proc_table *pt)
  * P mapped its jitdump at PATH: the CFI of its code is read as the file
  * grows (from now: samples follow), its names at the end.
  */
-static int note_jitdump(struct proc_table *pt, const struct proc *p, const char *path)
+static int note_jitdump(struct proc_table *pt, struct proc *p, const char *path)
 {
 	const char *have = pt_jitdump(pt, p->pid);
 	struct jitdump_tail *tail;
+	struct jit_names *names;
 	void *v = pt->jitdumps;
 	char *copy;
 
@@ -151,15 +190,19 @@ static int note_jitdump(struct proc_table *pt, const struct proc *p, const char 
 	pt->jitdumps = v;
 	copy = xstrdup(path);
 	tail = malloc(sizeof(*tail));
-	if (!copy || !tail) {
+	names = calloc(1, sizeof(*names));
+	if (!copy || !tail || !names) {
 		free(copy);
 		free(tail);
+		free(names);
 		return error_setx(-ENOMEM, "out of memory");
 	}
 	jitdump_tail_init(tail);
 	pt->jitdumps[pt->njitdumps++] = (struct pt_jitdump){
 		.pid = p->pid, .start_time_ns = p->start_time_ns, .path = copy, .tail = tail,
+		.names = names,
 	};
+	p->jit_names = names;
 	return read_jitdump(pt, &pt->jitdumps[pt->njitdumps - 1]);
 }
 
@@ -534,6 +577,7 @@ int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool 
 			return pt_process(pt, pid, time, false, &p) ?: pt_thread(pt, pid, tid, time, &t);
 		as_clear(&p->as, retired, &n);
 		p->jvm = false;
+		p->jit_names = NULL;	/* the old image's JIT */
 		r = retire(pt, retired, n, time);
 		if (r < 0)
 			return r;

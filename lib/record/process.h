@@ -15,6 +15,8 @@
 #include "intern.h"
 
 struct jitdump_tail;
+struct jit_names;
+struct unwind_result;
 
 struct proc {
 	pid_t pid;
@@ -33,6 +35,7 @@ struct proc {
 	bool py_checked, py_said;	/* python.c looked at its modules; said it cannot */
 	bool py;			/* a CPython 3.11 whose Python frames are read */
 	uint32_t py_gen;		/* as.gen when it looked */
+	struct jit_names *jit_names;	/* its jitdump's names (pt_jitdump's), or NULL */
 	bool has_threads;		/* pt_collect()'s scratch */
 	struct addr_space as;
 };
@@ -74,6 +77,8 @@ struct proc_table {
 		uint64_t start_time_ns;	/* its process's, told from a later one of its pid */
 		char *path;
 		struct jitdump_tail *tail;
+		struct jit_names *names;	/* its code's names as it loaded it */
+		struct proc *tail_proc;		/* its process, while tail reads */
 	} *jitdumps;
 	size_t njitdumps, jitdumps_cap;
 };
@@ -156,6 +161,15 @@ const char *pt_jitdump(const struct proc_table *pt, pid_t pid);
  * spaces.  0 or -ENOMEM.
  */
 int pt_read_jitdumps(struct proc_table *pt);
+
+/*
+ * Give the frames of U (a sample of P at TIME) in JIT code its jitdump
+ * named the addresses of their loads (jit_names.h).  0 or -ENOMEM.
+ */
+int pt_jit_frames(struct proc *p, struct unwind_result *u, uint64_t time);
+
+/* The names of the JIT loads frames of PID were given, sorted; NULL if none. */
+const struct jit_sym *pt_jit_names(struct proc_table *pt, pid_t pid, size_t *n);
 
 /* Mark P exited (also when found dead without an exit record). */
 int pt_process_exit(struct proc_table *pt, struct proc *p, uint64_t time);

@@ -25,20 +25,17 @@
  * checked against Debian's 3.11.2.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "internal.h"
 #include "perf_sample.h"
 #include "process.h"
 #include "python.h"
+#include "remote.h"
 #include "strmap.h"
 #include "unwind/regs_x86_64.h"
 #include "unwind/unwind.h"
@@ -167,50 +164,21 @@ static int python_minor(const char *path)
 }
 
 /* The file-relative addresses of the three symbols the reader needs, from .dynsym. */
+/* The interpreter's eval loop (and its size), _PyRuntime and PyCode_Type, from PATH's .dynsym. */
 static bool read_symbols(const char *path, uint64_t *eval, uint64_t *eval_size,
 			 uint64_t *runtime, uint64_t *code_type)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf_Scn *scn = NULL;
-	bool ok = false;
-	Elf *elf;
+	static const char *const names[] = { "_PyEval_EvalFrameDefault", "_PyRuntime",
+					     "PyCode_Type" };
+	uint64_t v[3], sz[3];
 
-	*eval = *runtime = *code_type = 0;
-	if (fd < 0)
+	if (remote_symbols(path, names, 3, v, sz) != 3 || !sz[0])
 		return false;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (elf && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		n = d ? d->d_size / sh.sh_entsize : 0;
-		for (i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name)
-				continue;
-			if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
-				*eval = sym.st_value;
-				*eval_size = sym.st_size;
-			} else if (!strcmp(name, "_PyRuntime")) {
-				*runtime = sym.st_value;
-			} else if (!strcmp(name, "PyCode_Type")) {
-				*code_type = sym.st_value;
-			}
-		}
-	}
-	ok = *eval && *eval_size && *runtime && *code_type;
-	elf_end(elf);
-	close(fd);
-	return ok;
+	*eval = v[0];
+	*eval_size = sz[0];
+	*runtime = v[1];
+	*code_type = v[2];
+	return true;
 }
 
 static struct py_proc *find_proc(struct py_set *s, const struct proc *p)
@@ -284,12 +252,6 @@ static struct py_proc *check_proc(struct py_set *s, struct proc *p)
 
 /* ---- reading the process ------------------------------------------------- */
 
-static bool peek(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-
-	return addr && process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
-}
 
 static uint64_t word(const uint8_t *p)
 {
@@ -329,9 +291,9 @@ static const uint8_t *window_frame(struct frame_window *w, uint64_t frame)
 	if (frame + FRAME_SIZE > hi)
 		hi = frame + FRAME_SIZE;
 	w->base = 0;
-	if (!peek(w->pid, lo, w->buf, hi - lo)) {
+	if (!remote_read(w->pid, lo, w->buf, hi - lo)) {
 		/* the frame alone, as a last resort */
-		if (!peek(w->pid, frame, w->buf, FRAME_SIZE))
+		if (!remote_read(w->pid, frame, w->buf, FRAME_SIZE))
 			return NULL;
 		lo = frame;
 		hi = frame + FRAME_SIZE;
@@ -348,16 +310,16 @@ static void read_threads(struct py_proc *pp, uint64_t now)
 	size_t n = 0, k;
 
 	pp->threads_read_ns = now;
-	if (!peek(pp->pid, pp->runtime + RUNTIME_INTERPRETERS_HEAD, &interp, 8))
+	if (!remote_read(pp->pid, pp->runtime + RUNTIME_INTERPRETERS_HEAD, &interp, 8))
 		return;
 	for (k = 0; interp && k < 64; k++) {
-		if (!peek(pp->pid, interp + INTERP_THREADS_HEAD, &ts, 8))
+		if (!remote_read(pp->pid, interp + INTERP_THREADS_HEAD, &ts, 8))
 			return;
 		for (; ts && n < THREADS_MAX; n++) {
 			uint32_t have;
 			void *v = pp->tstate;
 
-			if (!peek(pp->pid, ts + TSTATE_NATIVE_THREAD_ID, &tid, 8))
+			if (!remote_read(pp->pid, ts + TSTATE_NATIVE_THREAD_ID, &tid, 8))
 				return;
 			have = intern_find(&pp->tstates, tid, 0);
 			if (have) {
@@ -369,10 +331,10 @@ static void read_threads(struct py_proc *pp, uint64_t now)
 					pp->ntstate--;
 			}
 			prof_errmsg_clear();
-			if (!peek(pp->pid, ts + TSTATE_NEXT, &ts, 8))
+			if (!remote_read(pp->pid, ts + TSTATE_NEXT, &ts, 8))
 				return;
 		}
-		if (!peek(pp->pid, interp + INTERP_NEXT, &interp, 8))
+		if (!remote_read(pp->pid, interp + INTERP_NEXT, &interp, 8))
 			return;
 	}
 }
@@ -395,7 +357,7 @@ static bool read_str(pid_t pid, uint64_t obj, char *buf, size_t len)
 	uint64_t n, from;
 	uint8_t state;
 
-	if (!peek(pid, obj, head, sizeof(head)))
+	if (!remote_read(pid, obj, head, sizeof(head)))
 		return false;
 	n = word(head + STR_LENGTH);
 	state = head[STR_STATE];
@@ -413,7 +375,7 @@ static bool read_str(pid_t pid, uint64_t obj, char *buf, size_t len)
 	}
 	if (n >= len)
 		n = len - 1;
-	if (n && !peek(pid, from, buf, n))
+	if (n && !remote_read(pid, from, buf, n))
 		return false;
 	buf[n] = '\0';
 	return true;
@@ -461,7 +423,7 @@ static const struct py_code *code_of(struct py_proc *pp, uint64_t code, int *err
 
 	if (i)
 		return &pp->code[i - 1];
-	if (!peek(pp->pid, code, head, sizeof(head)) || word(head + CODE_TYPE) != pp->code_type)
+	if (!remote_read(pp->pid, code, head, sizeof(head)) || word(head + CODE_TYPE) != pp->code_type)
 		return NULL;
 	units = word(head + CODE_UNITS);
 	memcpy(&line, head + CODE_FIRSTLINENO, sizeof(line));

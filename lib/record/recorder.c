@@ -119,6 +119,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 	pt_init(&rec->pt, NULL);
 	jvm_set_init(&rec->jvms);
 	py_set_init(&rec->py);
+	jvm_frames_init(&rec->jframes);
 	r = unwinder_init(&rec->uw);
 	if (r == 0)
 		r = capture_init(&rec->capture);
@@ -515,6 +516,7 @@ void prof_recorder_free(struct prof_recorder *rec)
 	capture_release(&rec->capture);
 	jvm_set_release(&rec->jvms);	/* after the last capture: it removes the maps it caused */
 	py_set_release(&rec->py);
+	jvm_frames_release(&rec->jframes);
 	offcpu_release(&rec->offcpu);
 	rec_switch_release(rec);
 	prof_spool_writer_close(rec->w);

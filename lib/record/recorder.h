@@ -15,6 +15,7 @@
 #include "attach.h"
 #include "capture.h"
 #include "jvm.h"
+#include "jvm_frames.h"
 #include "python.h"
 #include "offcpu.h"
 #include "path_cache.h"
@@ -123,6 +124,7 @@ struct prof_recorder {
 	struct capture capture;
 	struct jvm_set jvms;		/* the JVMs asked for their perf maps */
 	struct py_set py;		/* the CPython processes whose frames are read */
+	struct jvm_frames jframes;	/* the JVMs whose interpreter frames are named */
 	uint64_t last_jvm_ns;
 	struct offcpu offcpu;		/* --off-cpu: the intervals open */
 	uint64_t prev_drain_ns;

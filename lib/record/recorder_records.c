@@ -279,6 +279,12 @@ static int handle_sample(struct prof_recorder *rec, const struct perf_event_head
 	/* CPython 3.11: its eval loops' frames become the Python functions they ran */
 	if (r >= 0)
 		r = py_expand(&rec->py, t->proc, &s, u);
+	/* a JVM's interpreter frames: the methods they ran */
+	if (r >= 0)
+		r = jvm_frames_expand(&rec->jframes, t->proc, &s, u);
+	/* JIT code: named by the load that was there at the sample */
+	if (r >= 0)
+		r = pt_jit_frames(t->proc, u, s.time);
 	if (r < 0)
 		return r;
 	if (u->cause && !switched) {

@@ -106,6 +106,8 @@ void rec_summary(const struct prof_recorder *rec, struct prof_recording_summary 
 	ret->python_frames = rec->py.frames;
 	ret->python_stale = rec->py.stale;
 	ret->python_unread = rec->py.unread;
+	ret->java_frames = rec->jframes.named;
+	ret->java_unnamed = rec->jframes.unnamed;
 	ret->synthesis_processes = rec->synthesis_processes;
 }
 
@@ -177,8 +179,11 @@ int rec_capture_names(struct prof_recorder *rec, struct prof_spool_writer *w)
 		v[n++] = (struct capture_process){ .id = pt->gone[i].spool_id,
 						   .pid = pt->gone[i].pid,
 						   .jitdump = pt_jitdump(pt, pt->gone[i].pid) };
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		v[i].py = py_names(&rec->py, v[i].pid, &v[i].npy);
+		v[i].jit = pt_jit_names(&rec->pt, v[i].pid, &v[i].njit);
+		v[i].java = jvm_frames_names(&rec->jframes, v[i].pid, &v[i].njava);
+	}
 	r = capture_names(&rec->capture, w, v, n);
 	free(v);
 	return r;

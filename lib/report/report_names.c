@@ -98,6 +98,11 @@ static int count_leaf(struct names_summary *ns, const struct prof_spool *sp,
 	return 0;
 }
 
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int by_weight(const void *a, const void *b)
 {
 	const struct names_module *x = a, *y = b;
@@ -155,6 +160,14 @@ int names_collect(struct names_summary *ns, const struct prof_spool *sp,
 	}
 	if (r < 0)
 		return r;
+	/* the sources of each module in one order, whatever order the stacks came in */
+	for (i = 0; i < ns->n; i++) {
+		size_t n = 0;
+
+		while (n < NAMES_FROM_MAX && ns->v[i].from[n])
+			n++;
+		qsort(ns->v[i].from, n, sizeof(*ns->v[i].from), by_text);
+	}
 	if (ns->n)
 		qsort(ns->v, ns->n, sizeof(*ns->v), by_weight);
 	/* the map's ids are of the order before the sort: it is not used again */

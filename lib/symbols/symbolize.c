@@ -758,6 +758,7 @@ static int resolve(struct prof_symbolizer *s, const struct prof_frame *f,
 	if (spool_symbol(s, key, f->addr, r)) {
 		r->names_from = f->kind == PROF_FRAME_KERNEL		 ? "kallsyms"
 				: f->addr >= PROF_PYTHON_FRAME_BASE ? "python"
+				: f->addr >= PROF_JAVA_FRAME_BASE   ? "JVM interpreter"
 								    : jit_names_from(s);
 		r->function = shown_name(s, r->function);
 		return r->function ? 0 : -ENOMEM;

@@ -227,6 +227,7 @@ int unwind_sample(struct unwinder *uw, struct addr_space *as, pid_t tid, const u
 
 	res->n = 0;
 	res->cause = 0;
+	res->have_fp = false;
 	memset(res->fallback, 0, sizeof(res->fallback));
 	if (!regs) {
 		res->cause = PROF_UNWIND_NO_REGS;

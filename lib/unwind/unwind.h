@@ -75,6 +75,13 @@ void unwinder_release(struct unwinder *uw);
 struct unwind_result {
 	uint64_t pc[UNWIND_MAX_FRAMES];	/* lookup pcs, leaf first (return addresses - 1) */
 	size_t n;
+	/*
+	 * With have_fp (the compiled engine's walks), each frame's rbp as the
+	 * walk had it, 0 unknown: where a runtime's frame keeps what it runs
+	 * (a JVM interpreter frame its Method*)
+	 */
+	bool have_fp;
+	uint64_t fp[UNWIND_MAX_FRAMES];
 	int cause;			/* 0 complete, else enum prof_unwind_error */
 	uint32_t fallback[FALLBACK_COUNT];	/* frames by how they were unwound */
 };

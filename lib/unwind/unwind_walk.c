@@ -245,6 +245,7 @@ static void replay(struct unwinder *uw, const struct walk_memo *memo, size_t *j,
 	for (k = *j; k + 1 < memo->n && res->n < UNWIND_MAX_FRAMES - 1 && now->n < MEMO_FRAMES - 1 &&
 		     walk_memo_holds(as, &memo->f[k]);
 	     k++) {
+		res->fp[res->n] = memo->f[k].in.bp_ok ? memo->f[k].in.bp : 0;
 		res->pc[res->n++] = memo->f[k].pc;
 		now->f[now->n++] = memo->f[k];
 	}
@@ -273,6 +274,7 @@ static int walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 	size_t j = 0;
 	uint64_t pc;
 
+	res->have_fp = true;
 	for (;;) {
 		if (memo && now)
 			replay(uw, memo, &j, now, as, &f, res);
@@ -281,6 +283,7 @@ static int walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 			return 0;
 		}
 		pc = f.exact ? f.ip : f.ip - 1;	/* a return address: look up the call */
+		res->fp[res->n] = f.bp_ok ? f.bp : 0;
 		res->pc[res->n++] = pc;
 		/* the frame, kept for the next walk; the cap's last one is taken again there */
 		mf = now && now->n < MEMO_FRAMES ? &now->f[now->n++] : &scratch;

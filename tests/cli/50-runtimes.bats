@@ -148,7 +148,23 @@ jshare() {
 	run -0 ls -A
 	refute_output --partial .attach_pid
 	run -0 "$PROF" report -q j.spool
-	assert_line --regexp '^(names:)? +\[anon\]: perf map \([0-9.]+% of the samples, [0-9.]+% of them unnamed\)$'
+	assert_line --regexp '^(names:)? +\[anon\]: (JVM interpreter and )?perf map \([0-9.]+% of the samples, [0-9.]+% of them unnamed\)$'
+}
+
+@test "java -Xint: each interpreted frame named by its method, as compiled ones are" {
+	java_build
+	run -0 --separate-stderr "$PROF" record -o i.spool -- java -Xint Hot 1
+	assert_regex "$stderr" 'prof: java: [1-9][0-9]* interpreter frames named, [0-9]+ unnamed'
+	leaf=$(jshare i.spool leaf)
+	whole=$(jshare i.spool whole)
+	[ "$leaf" -ge 85 ] || fail "long Hot.fib(int) is the leaf of $leaf% of the samples"
+	[ "$whole" -ge 95 ] || fail "$whole% of Hot.fib's samples are whole to start_thread"
+	# main, each caller, fib: the names the perf map gives compiled code
+	run -0 "$PROF" report -q --format=folded i.spool
+	assert_line --regexp ';JavaMain;.*;void Hot\.main\(java\.lang\.String\[\]\);long Hot\.viaA\(int\);long Hot\.fib\(int\)(;long Hot\.fib\(int\))* [0-9]+$'
+	assert_line --regexp ';void Hot\.main\(java\.lang\.String\[\]\);long Hot\.viaB\(int\);long Hot\.fib\(int\)(;long Hot\.fib\(int\))* [0-9]+$'
+	run -0 "$PROF" report -q i.spool
+	assert_line --regexp '^names: +\[anon\]: JVM interpreter( and perf map)? \('
 }
 
 @test "java without PreserveFramePointer: one warning naming the flag, the leaf still named" {
@@ -279,6 +295,22 @@ whole_through_jit() {
 	wait "$pid"
 	share=$(whole_through_jit a.spool)
 	[ "$share" -ge 95 ] || fail "attached: $share% of work's samples are whole"
+}
+
+@test "jitdump: code loaded where other code was is named by the load there at the sample" {
+	# jit_a and jit_b take turns at one address, 50 loads a second
+	run -0 "$PROF" record -q -o r.spool -- "$T/jitcfi" --reuse 1
+	assert_output --regexp '^jitcfi: [0-9]+ calls, [0-9]+ loads$'
+	run -0 "$PROF" report -q --format=folded r.spool
+	awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		if (s ~ /;work_[ab]$/) { all += n; if (s ~ /;jit_a;work_a$/ || s ~ /;jit_b;work_b$/) right += n } }
+		END { print right + 0, all + 0 }' <<<"$output" >count.txt
+	read -r right all <count.txt
+	[ "$all" -gt 0 ]
+	((right * 100 >= all * 95)) || fail "$right of $all samples in work_a or work_b under their own trampoline's name"
+	# each is a frame of its own in the spool, not one address named twice
+	assert_line --regexp ';main;jit_a;work_a [0-9]+$'
+	assert_line --regexp ';main;jit_b;work_b [0-9]+$'
 }
 
 @test "python 3.11: each eval loop's Python frames, foo -> bar -> baz in every thread" {

@@ -13,10 +13,13 @@
  * only through the trampoline's CFI: frame pointers stop at its garbage
  * rbp, and its return address is not at rsp.
  *
- *   jitcfi [--no-cfi] [SECONDS]   (default 1; x86-64 only; exits 0)
+ *   jitcfi [--no-cfi | --reuse] [SECONDS]   (default 1; x86-64 only; exits 0)
  *
  * --no-cfi writes the load without the unwinding record: the stacks then
- * stop in the trampoline.  SECONDS is the thread's CPU time.
+ * stop in the trampoline.  --reuse loads two functions at the one address
+ * in turns of 20 ms, as a JIT reuses freed code: jit_a, which calls
+ * work_a, and jit_b, which calls work_b; a sample must be named by the load
+ * that was there when it was taken.  SECONDS is the thread's CPU time.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -61,6 +64,25 @@ __attribute__((noinline)) static void work(void)
 
 	for (i = 0; i < 200000; i++)
 		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	sink = x;
+}
+
+/* --reuse: what jit_a and jit_b call */
+__attribute__((noinline)) static void work_a(void)
+{
+	unsigned long x = sink, i;
+
+	for (i = 0; i < 100000; i++)
+		x = x * 2862933555777941757ul + 3037000493ul;
+	sink = x;
+}
+
+__attribute__((noinline)) static void work_b(void)
+{
+	unsigned long x = sink, i;
+
+	for (i = 0; i < 100000; i++)
+		x = (x ^ (x >> 7)) * 0x9e3779b97f4a7c15ul;
 	sink = x;
 }
 
@@ -141,17 +163,50 @@ static void eh_frame(struct buf *b, uint64_t code, uint64_t eh_at, size_t *eh_si
 	put32(b, (uint32_t)(int32_t)(fde - hdr));
 }
 
+/* Announce the trampoline at CODE as NAME: its unwinding record (with CFI) and its load. */
+static void announce(FILE *f, uint64_t code, const char *name, int cfi, uint64_t index)
+{
+	struct buf rec = { .n = 0 }, eh = { .n = 0 };
+	size_t eh_size;
+
+	if (cfi) {
+		uint64_t eh_at = code + ((sizeof(trampoline) + 7) & ~(size_t)7);
+
+		eh_frame(&eh, code, eh_at, &eh_size);
+		put32(&rec, 4);			/* JIT_CODE_UNWINDING_INFO */
+		put32(&rec, (uint32_t)(40 + ((eh.n + 7) & ~(size_t)7)));
+		put64(&rec, mono_ns());
+		put64(&rec, eh.n);		/* unwinding_size */
+		put64(&rec, eh.n - eh_size);	/* eh_frame_hdr_size */
+		put64(&rec, 0);			/* mapped_size: not mapped in the process */
+		put(&rec, eh.b, eh.n);
+		pad(&rec, 0, 8);
+		fwrite(rec.b, 1, rec.n, f);
+	}
+	rec.n = 0;
+	put32(&rec, 0);				/* JIT_CODE_LOAD */
+	put32(&rec, (uint32_t)(56 + strlen(name) + 1 + sizeof(trampoline)));
+	put64(&rec, mono_ns());
+	put32(&rec, (uint32_t)getpid()), put32(&rec, (uint32_t)syscall(SYS_gettid));
+	put64(&rec, code), put64(&rec, code);	/* vma, code_addr */
+	put64(&rec, sizeof(trampoline)), put64(&rec, index);	/* code_size, code_index */
+	put(&rec, name, strlen(name) + 1);
+	put(&rec, trampoline, sizeof(trampoline));
+	fwrite(rec.b, 1, rec.n, f);
+	fflush(f);
+}
+
 int main(int argc, char **argv)
 {
-	int cfi = !(argc > 1 && !strcmp(argv[1], "--no-cfi"));
-	double seconds = argc > 2 - cfi ? atof(argv[2 - cfi]) : 1.0, end;
-	uint64_t code, eh_at;
-	struct buf rec = { .n = 0 }, eh = { .n = 0 };
-	unsigned long calls = 0;
-	char path[64];
-	size_t eh_size;
-	void *marker;
+	const char *mode = argc > 1 && argv[1][0] == '-' ? argv[1] : "";
+	int cfi = strcmp(mode, "--no-cfi") != 0, reuse = !strcmp(mode, "--reuse");
+	double seconds = argc > 1 + (*mode != 0) ? atof(argv[1 + (*mode != 0)]) : 1.0, end;
+	unsigned long calls = 0, phases = 0;
+	struct buf rec = { .n = 0 };
 	unsigned char *mem;
+	char path[64];
+	void *marker;
+	uint64_t code;
 	FILE *f;
 
 	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -175,38 +230,40 @@ int main(int argc, char **argv)
 	marker = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fileno(f), 0);
 	if (marker == MAP_FAILED)
 		return 1;
-	if (cfi) {
-		eh_at = code + ((sizeof(trampoline) + 7) & ~(size_t)7);
-		eh_frame(&eh, code, eh_at, &eh_size);
-		rec.n = 0;
-		put32(&rec, 4);			/* JIT_CODE_UNWINDING_INFO */
-		put32(&rec, (uint32_t)(40 + ((eh.n + 7) & ~(size_t)7)));
-		put64(&rec, mono_ns());
-		put64(&rec, eh.n);		/* unwinding_size */
-		put64(&rec, eh.n - eh_size);	/* eh_frame_hdr_size */
-		put64(&rec, 0);			/* mapped_size: not mapped in the process */
-		put(&rec, eh.b, eh.n);
-		pad(&rec, 0, 8);
-		fwrite(rec.b, 1, rec.n, f);
-	}
-	rec.n = 0;
-	put32(&rec, 0);				/* JIT_CODE_LOAD */
-	put32(&rec, (uint32_t)(56 + sizeof("jit_trampoline") + sizeof(trampoline)));
-	put64(&rec, mono_ns());
-	put32(&rec, (uint32_t)getpid()), put32(&rec, (uint32_t)syscall(SYS_gettid));
-	put64(&rec, code), put64(&rec, code);	/* vma, code_addr */
-	put64(&rec, sizeof(trampoline)), put64(&rec, 1);	/* code_size, code_index */
-	put(&rec, "jit_trampoline", sizeof("jit_trampoline"));
-	put(&rec, trampoline, sizeof(trampoline));
-	fwrite(rec.b, 1, rec.n, f);
-	fflush(f);
 
 	end = cpu_now() + seconds;
-	do {
-		((void (*)(void (*)(void)))(uintptr_t)code)(work);
-		calls++;
-	} while (cpu_now() < end);
-	printf("jitcfi: %lu calls\n", calls);
+	if (!reuse) {
+		announce(f, code, "jit_trampoline", cfi, 1);
+		do {
+			((void (*)(void (*)(void)))(uintptr_t)code)(work);
+			calls++;
+		} while (cpu_now() < end);
+	} else {
+		/*
+		 * Two functions at one address, in turns of 20 ms of CPU, each
+		 * loaded anew as a JIT reloads freed code: jit_a calls work_a,
+		 * jit_b work_b.
+		 */
+		do {
+			int b = phases++ & 1;
+			double turn = cpu_now() + 0.02;
+
+			if (mprotect(mem, 4096, PROT_READ | PROT_WRITE) < 0)
+				return 1;
+			memcpy(mem + 64, trampoline, sizeof(trampoline));
+			if (mprotect(mem, 4096, PROT_READ | PROT_EXEC) < 0)
+				return 1;
+			announce(f, code, b ? "jit_b" : "jit_a", 1, phases);
+			do {
+				((void (*)(void (*)(void)))(uintptr_t)code)(b ? work_b : work_a);
+				calls++;
+			} while (cpu_now() < turn);
+		} while (cpu_now() < end);
+	}
+	if (reuse)
+		printf("jitcfi: %lu calls, %lu loads\n", calls, phases);
+	else
+		printf("jitcfi: %lu calls\n", calls);
 	munmap(marker, 4096);
 	fclose(f);
 	return 0;

@@ -219,7 +219,9 @@ static void unwinding(struct buf *b, uint64_t code, uint64_t size)
 }
 
 struct loads {
-	unsigned calls, with_rows;
+	unsigned calls, with_rows, named, moved;
+	char last_name[64];
+	uint64_t last_time, moved_from;
 	uint64_t lo, hi;
 	struct cfi_row rows[8];
 	size_t n;
@@ -240,6 +242,24 @@ static int on_load(void *arg, uint64_t lo, uint64_t hi, const struct cfi_row *ro
 	return 0;
 }
 
+static int on_name(void *arg, uint64_t lo, uint64_t hi, uint64_t time, const char *name,
+		   uint64_t from)
+{
+	struct loads *l = arg;
+
+	if (hi <= lo)
+		return -1;
+	if (name) {
+		l->named++;
+		snprintf(l->last_name, sizeof(l->last_name), "%s", name);
+	} else {
+		l->moved++;
+		l->moved_from = from;
+	}
+	l->last_time = time;
+	return 0;
+}
+
 static void write_at(const char *path, const void *p, size_t n, const char *mode)
 {
 	FILE *f = fopen(path, mode);
@@ -255,6 +275,7 @@ TEST(jitdump_tail_gives_each_load_the_cfi_before_it_as_the_file_grows)
 	struct buf b = { .n = 0 };
 	struct jitdump_tail t;
 	struct loads l = { 0 };
+	struct jitdump_sink sink = { .cfi = on_load, .code = on_name, .arg = &l };
 	char *path = tmp_path();
 	size_t cut;
 
@@ -266,10 +287,10 @@ TEST(jitdump_tail_gives_each_load_the_cfi_before_it_as_the_file_grows)
 	jitdump_tail_init(&t);
 	/* the writer is in the middle of the first load */
 	write_at(path, b.b, cut - 10, "w");
-	CHECK_INT(jitdump_tail_read(&t, path, on_load, &l), ==, 0);
+	CHECK_INT(jitdump_tail_read(&t, path, &sink), ==, 0);
 	CHECK_INT(l.calls, ==, 0);
 	write_at(path, b.b + cut - 10, b.n - (cut - 10), "a");
-	CHECK_INT(jitdump_tail_read(&t, path, on_load, &l), ==, 0);
+	CHECK_INT(jitdump_tail_read(&t, path, &sink), ==, 0);
 	/* the first load: cleared, then its FDE's rows; the second without any */
 	CHECK_INT(l.calls, ==, 3);
 	CHECK_INT(l.with_rows, ==, 1);
@@ -286,8 +307,12 @@ TEST(jitdump_tail_gives_each_load_the_cfi_before_it_as_the_file_grows)
 	CHECK_INT(l.rows[2].lo, ==, 0x1004e);
 	CHECK_INT(l.rows[2].r.cfa_off, ==, 8);
 	CHECK_INT(l.rows[2].r.bp, ==, UBP_SAME);
+	/* and each load's name, with its time */
+	CHECK_INT(l.named, ==, 2);
+	CHECK_STR(l.last_name, "no cfi");
+	CHECK_INT(l.last_time, ==, 2);
 	/* nothing new: nothing read twice */
-	CHECK_INT(jitdump_tail_read(&t, path, on_load, &l), ==, 0);
+	CHECK_INT(jitdump_tail_read(&t, path, &sink), ==, 0);
 	CHECK_INT(l.calls, ==, 3);
 	jitdump_tail_release(&t);
 	unlink(path);
@@ -298,6 +323,7 @@ TEST(jitdump_tail_reads_damage_anywhere_without_harm)
 	struct buf b = { .n = 0 }, m;
 	struct jitdump_tail t;
 	struct loads l;
+	struct jitdump_sink sink = { .cfi = on_load, .code = on_name, .arg = &l };
 	char *path = tmp_path();
 	size_t i, k;
 
@@ -315,7 +341,7 @@ TEST(jitdump_tail_reads_damage_anywhere_without_harm)
 		write_at(path, m.b, m.n, "w");
 		memset(&l, 0, sizeof(l));
 		jitdump_tail_init(&t);
-		CHECK_INT(jitdump_tail_read(&t, path, on_load, &l), ==, 0);
+		CHECK_INT(jitdump_tail_read(&t, path, &sink), ==, 0);
 		/* rows only of code a load gave */
 		CHECK(!l.with_rows || (l.lo < l.hi && l.rows[0].lo >= l.lo && l.rows[l.n - 1].hi <= l.hi));
 		jitdump_tail_release(&t);
