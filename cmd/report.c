@@ -49,11 +49,13 @@ enum stream_format {
 	STREAM_NONE,
 	STREAM_PERF_SCRIPT,
 	STREAM_PPROF,
+	STREAM_GECKO,
 };
 
 static const char *const stream_names[] = {
 	[STREAM_PERF_SCRIPT] = "perf-script",
 	[STREAM_PPROF] = "pprof",
+	[STREAM_GECKO] = "gecko",
 };
 
 struct report_args {
@@ -78,9 +80,17 @@ struct report_args {
 	FILE *out;			/* where the report goes */
 };
 
+/* gecko: gzip'd when -o names a .gz file, as the Firefox Profiler loads either */
+static bool gzip_output(const struct report_args *args)
+{
+	size_t n = args->output ? strlen(args->output) : 0;
+
+	return n > 3 && !strcmp(args->output + n - 3, ".gz");
+}
+
 static const struct argp_option report_options[] = {
 	{ "format", OPT_FORMAT, "FORMAT", 0,
-	  "top, tree, folded, json, perf-script, pprof, speedscope or svg", 0 },
+	  "top, tree, folded, json, perf-script, pprof, gecko, speedscope or svg", 0 },
 	{ "output", 'o', "FILE", 0,
 	  "write the report to FILE (put in place once complete), not standard output", 0 },
 	{ "limit", OPT_LIMIT, "N", 0, "list N functions in top (default 30) or json (default all); "
@@ -175,9 +185,10 @@ static void parse_format(struct report_args *args, const char *name, struct argp
 	for (i = 0; (f = prof_report_format_name(i)) && len < sizeof(list); i++) {
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "", f);
 		if (i == PROF_REPORT_JSON && len < sizeof(list))	/* the order of --help */
-			len += (size_t)snprintf(list + len, sizeof(list) - len, ", %s, %s",
+			len += (size_t)snprintf(list + len, sizeof(list) - len, ", %s, %s, %s",
 						stream_names[STREAM_PERF_SCRIPT],
-						stream_names[STREAM_PPROF]);
+						stream_names[STREAM_PPROF],
+						stream_names[STREAM_GECKO]);
 	}
 	argp_error(state, "'%s' is not a report format; the formats are: %s", name, list);
 }
@@ -451,6 +462,9 @@ static int side_read(struct side *s, struct report_args *args)
 		r = prof_report_perf_script(args->out, s->sp, s->sym, s->filter, &s->kept);
 	else if (r == 0 && args->stream == STREAM_PPROF && !args->diff)
 		r = prof_report_pprof(args->out, s->sp, s->sym, s->filter, &s->kept);
+	else if (r == 0 && args->stream == STREAM_GECKO && !args->diff)
+		r = prof_report_gecko(args->out, s->sp, s->sym, s->filter, gzip_output(args),
+				      &s->kept);
 	else if (r == 0)
 		r = prof_profile_read(s->prof, s->sp, s->filter, s->sym);
 	if (r == 0 && (args->diff || !args->stream))

@@ -290,6 +290,26 @@ int prof_report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *
 		      struct prof_filter *f, uint64_t *ret_samples);
 
 /*
+ * Read every record of SP that is left and write the samples F (NULL:
+ * the CPU samples) keeps in the Firefox Profiler's Gecko format (version
+ * 24, as its own perf importer writes it; gzip'd if GZIP): a thread object
+ * per thread with its pid and tid (the profiler groups threads into
+ * processes by pid), its name and its process's, its string, frame
+ * ("function (in module)", the source line where known, a category: User,
+ * Kernel, Off-CPU or Other) and stack tables, and its samples sorted by
+ * time: [stack, ms since meta.startTime, 0, CPU us since its last].  With
+ * a weight that keeps off-CPU intervals (off-cpu, wall), an interval is a
+ * sample a millisecond of the wait (at most 1,000, spread evenly) of its
+ * stack, with no CPU; a sample without frames has the one frame "[empty
+ * stack]", as folded counts it.  Nothing is written when no sample is kept.
+ * *RET_SAMPLES (if not NULL): the samples and intervals kept.
+ * Returns: 0; those of prof_filter_sample(); -ENOMEM; the error of writing
+ * to OUT.
+ */
+int prof_report_gecko(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
+		      struct prof_filter *f, bool gzip, uint64_t *ret_samples);
+
+/*
  * The idle task of SP, a recording of the whole machine (PROF_META_SYSTEM),
  * as a process: a section "process [idle] (pid 0): N samples (P% of the M
  * the CPUs delivered)" for the end of a top or tree report.  Its samples

@@ -340,6 +340,88 @@ require_go() {
 	assert_equal "$stderr" "$NOMATCH"
 }
 
+# ---- gecko ---------------------------------------------------------------
+
+# gecko_check FILE: the Gecko profile at FILE (gzip'd or not) holds
+# together as the Firefox Profiler reads it; prints, a line each, the
+# samples of each thread "pid tid name count", then each sample's stack
+# root first, function names only, as folded counts them
+gecko_check() {
+	python3 - "$1" <<-'PY'
+	import collections, gzip, json, sys
+	raw = open(sys.argv[1], "rb").read()
+	d = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+	m = d["meta"]
+	assert m["version"] == 24 and m["interval"] > 0 and m["startTime"] > 0, m
+	assert d["libs"] == [] and d["processes"] == [] and d["pausedRanges"] == []
+	ncat = len(m["categories"])
+	pids, stacks = [], collections.Counter()
+	for t in d["threads"]:
+	    assert isinstance(t["pid"], int) and isinstance(t["tid"], int) and t["name"]
+	    pids.append(t["pid"])
+	    ss, fs, st, strs = (t["samples"], t["frameTable"], t["stackTable"], t["stringTable"])
+	    assert ss["schema"] == {"stack": 0, "time": 1, "eventDelay": 2, "threadCPUDelta": 3}
+	    assert fs["schema"]["location"] == 0 and fs["schema"]["category"] == 7
+	    assert st["schema"] == {"prefix": 0, "frame": 1}
+	    for f in fs["data"]:
+	        assert 0 <= f[0] < len(strs) and 0 <= f[7] < ncat, f
+	    for i, (prefix, frame) in enumerate(st["data"]):
+	        assert prefix is None or 0 <= prefix < i, (i, prefix)	# a prefix before its use
+	        assert 0 <= frame < len(fs["data"])
+	    last = -1
+	    for stack, time, delay, cpu in ss["data"]:
+	        assert time >= last, (time, last)	# sorted by time
+	        last = time
+	        assert stack is None or 0 <= stack < len(st["data"])
+	        assert cpu >= 0
+	        names = []
+	        while stack is not None:
+	            prefix, frame = st["data"][stack]
+	            names.append(strs[fs["data"][frame][0]].split(" (in ")[0])
+	            stack = prefix
+	        stacks[";".join(reversed(names))] += 1
+	    print(t["pid"], t["tid"], t["name"], len(ss["data"]))
+	# threads grouped by process: a pid's threads side by side
+	assert all(p not in pids[:i] or pids[i - 1] == p for i, p in enumerate(pids)), pids
+	for k, n in sorted(stacks.items()):
+	    print(k, n)
+	PY
+}
+
+@test "gecko: a thread object per thread, tables that hold together, every sample" {
+	command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
+	"$PROF" report -q --format=gecko -o "$BATS_TEST_TMPDIR/g.json" "$s"
+	run -0 gecko_check "$BATS_TEST_TMPDIR/g.json"
+	# three threads of pid 4242, their samples summing to the spool's
+	assert_equal "$(grep -cE '^4242 424[234] ' <<<"$output")" 3
+	assert_equal "$(awk '/^4242 424[234] / { n += $NF } END { print n }' <<<"$output")" 3000
+	# the same stacks as folded, root first
+	run -0 "$PROF" report -q --format=folded "$s"
+	local folded=$output
+	run -0 gecko_check "$BATS_TEST_TMPDIR/g.json"
+	assert_equal "$(grep -vE '^4242 ' <<<"$output" | sort)" "$(sort <<<"$folded")"
+	# gzip'd when -o names a .gz file; filters apply
+	"$PROF" report -q --format=gecko --tid=4243 -o "$BATS_TEST_TMPDIR/g.json.gz" "$s"
+	run -0 gecko_check "$BATS_TEST_TMPDIR/g.json.gz"
+	assert_line --regexp '^4242 4243 [^ ]+ 1000$'
+	refute_line --regexp '^4242 4244 '
+}
+
+@test "gecko of an off-CPU recording: the waits as samples of the stacks that waited" {
+	command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
+	require_perf_events
+	cd "$BATS_TEST_TMPDIR"
+	"$PROF" record -q --off-cpu -o w.spool -- "$BUILD/targets/waiter" 0.3 >/dev/null
+	"$PROF" report -q --format=gecko --weight=wall -o w.json w.spool
+	run -0 gecko_check w.json
+	# a sleep of 0.3 s: about 300 samples of the stack that slept, ending in [blocked]
+	local blocked
+	blocked=$(awk '/;\[blocked\] [0-9]+$/ { n += $NF } END { print n + 0 }' <<<"$output")
+	[ "$blocked" -ge 250 ] || fail "$blocked samples of blocked stacks"
+	run -0 python3 -c 'import json, sys; d = json.load(open("w.json")); print(sorted(c["name"] for c in d["meta"]["categories"]))'
+	assert_output "['Kernel', 'Off-CPU', 'Other', 'User']"
+}
+
 # ---- --diff -------------------------------------------------------------
 
 # the ladder spool without kernel frames, of another seed: its own shares
