@@ -20,6 +20,7 @@
 
 #include "capture.h"
 #include "jitdump.h"
+#include "proc.h"
 #include "symbols/elf_file.h"
 #include "internal.h"
 #include "spool/spool_writer.h"
@@ -312,7 +313,7 @@ static int read_perf_map(pid_t pid, struct jit_sym **ret, size_t *ret_n)
 {
 	struct jit_sym *v = NULL, s;
 	size_t n = 0, cap = 0, lcap = 0;
-	char path[64], *line = NULL;
+	char path[96], *line = NULL;
 	ssize_t len;
 	struct stat st;
 	FILE *f;
@@ -320,8 +321,17 @@ static int read_perf_map(pid_t pid, struct jit_sym **ret, size_t *ret_n)
 
 	*ret = NULL;
 	*ret_n = 0;
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	/*
+	 * In its own /tmp, by the pid its namespace gives it, while it lives (a
+	 * JIT in a container writes its map there); else the host's, by pid.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", (int)pid,
+		 (int)proc_nspid(pid));
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	}
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PERF_MAP_MAX_BYTES) {

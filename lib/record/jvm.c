@@ -37,6 +37,7 @@
 
 #include "internal.h"
 #include "jvm.h"
+#include "proc.h"
 #include "process.h"
 
 #define TRIGGER_WAIT_NS (5 * 1000000000ull)	/* jattach waits as long */
@@ -163,25 +164,7 @@ static bool read_status(pid_t pid, bool *quit_caught, pid_t *nspid)
 	if (!p || sscanf(p + 8, "%llx", &cgt) != 1)
 		return false;
 	*quit_caught = cgt & (1ull << (SIGQUIT - 1));
-	*nspid = pid;
-	p = strstr(buf, "\nNSpid:");
-	if (p) {
-		char *end = strchr(p + 1, '\n'), *q = p + 7;
-		long v;
-
-		if (end)
-			*end = '\0';
-		while (*q) {
-			char *e;
-
-			v = strtol(q, &e, 10);
-			if (e == q)
-				break;
-			if (v > 0)
-				*nspid = (pid_t)v;
-			q = e;
-		}
-	}
+	*nspid = proc_nspid(pid);
 	return true;
 }
 

@@ -279,6 +279,40 @@ bool proc_gone(pid_t pid)
 	return fields[0] == 'Z' || fields[0] == 'X';
 }
 
+pid_t proc_nspid(pid_t pid)
+{
+	char path[64], buf[4096], *p, *q;
+	pid_t ns = pid;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pid;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return pid;
+	buf[n] = '\0';
+	p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return pid;
+	if ((q = strchr(p + 1, '\n')))
+		*q = '\0';
+	for (q = p + 7; *q;) {
+		char *e;
+		long v = strtol(q, &e, 10);
+
+		if (e == q)
+			break;
+		if (v > 0 && v <= INT32_MAX)
+			ns = (pid_t)v;
+		q = e;
+	}
+	return ns;
+}
+
 void proc_exe(pid_t pid, char *buf, size_t len)
 {
 	char link[64];

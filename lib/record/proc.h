@@ -48,6 +48,13 @@ bool proc_reaped(pid_t pid);
 /* The path of PID's executable into BUF (LEN bytes), "" when unknown. */
 void proc_exe(pid_t pid, char *buf, size_t len);
 
+/*
+ * PID as its own pid namespace numbers it (the last field of NSpid in
+ * /proc/PID/status): the name it gives its files (/tmp/perf-PID.map).
+ * PID itself where there is no other, or it cannot be read.
+ */
+pid_t proc_nspid(pid_t pid);
+
 /* The name of thread TID of PID into NAME, FALLBACK when it cannot be read. */
 void proc_thread_name(pid_t pid, pid_t tid, char name[16], const char *fallback);
 

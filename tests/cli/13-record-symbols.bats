@@ -106,6 +106,30 @@ nobody_copy() {
 	refute_output --partial "jit_hot_loop"
 }
 
+@test "a JIT in a container: its perf map is found in its /tmp, by the pid its namespace gives it" {
+	[ "$(id -u)" -eq 0 ] || skip_or_fail "unshare --pid --mount needs root"
+	command -v unshare >/dev/null || skip_or_fail "no unshare (util-linux)"
+	# a /tmp of its own hides this test's directory: the target goes beside it
+	mkdir -p /run/prof-test-$$
+	cp "$T/jit" /run/prof-test-$$/jit
+	unshare --fork --pid --mount --mount-proc \
+		sh -c "mount -t tmpfs none /tmp && exec /run/prof-test-$$/jit 60" >/dev/null &
+	BG+=("$!")
+	local pid="" i
+	for i in $(seq 100); do
+		pid=$(pgrep -n -f "^/run/prof-test-$$/jit") && [ -e "/proc/$pid/root/tmp/perf-1.map" ] && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || fail "the target did not start"
+	# the map is /tmp/perf-1.map in its namespace; the host has none of its pid
+	[ ! -e "/tmp/perf-$pid.map" ]
+	run -0 "$PROF" record -q -p "$pid" -d 0.5 -o c.spool
+	kill "$pid"
+	rm -rf /run/prof-test-$$
+	run -0 "$PROF" report -q --format=folded c.spool
+	assert_line --regexp ';main;jit_hot_loop [0-9]+$'
+}
+
 @test "a binary deleted while it is recorded is still symbolized" {
 	cp "$T/ladder" ./doomed
 	./doomed 60 >/dev/null &
