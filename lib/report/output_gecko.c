@@ -17,7 +17,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "internal.h"
 #include "intern.h"
@@ -150,6 +149,20 @@ static int64_t string_of(struct g_thread *t, const char *s)
 	return (int64_t)t->nstrings++;
 }
 
+/* Add FR to T's frames as the one of key (A, B): its index, or -ENOMEM. */
+static int64_t add_frame(struct g_thread *t, uint32_t a, uint64_t b, struct g_frame fr)
+{
+	void *v = t->frames;
+
+	if (grow_array(&v, &t->frames_cap, t->nframes + 1, sizeof(*t->frames)) < 0)
+		return -ENOMEM;
+	t->frames = v;
+	t->frames[t->nframes] = fr;
+	if (intern_insert(&t->frame_ids, a, b, (uint32_t)t->nframes + 1) < 0)
+		return -ENOMEM;
+	return (int64_t)t->nframes++;
+}
+
 /* T's frame for inline depth K of spool frame F (resolved as RF), added if new. */
 static int64_t frame_of(struct g_thread *t, const struct prof_frame *f, size_t k,
 			const struct prof_resolved_frame *rf)
@@ -157,7 +170,6 @@ static int64_t frame_of(struct g_thread *t, const struct prof_frame *f, size_t k
 	uint32_t id = intern_find(&t->frame_ids, f->id, k);
 	char *name;
 	int64_t s;
-	void *v;
 	int r;
 
 	if (id)
@@ -171,19 +183,12 @@ static int64_t frame_of(struct g_thread *t, const struct prof_frame *f, size_t k
 	free(name);
 	if (s < 0)
 		return s;
-	v = t->frames;
-	if (grow_array(&v, &t->frames_cap, t->nframes + 1, sizeof(*t->frames)) < 0)
-		return -ENOMEM;
-	t->frames = v;
-	t->frames[t->nframes] = (struct g_frame){
+	return add_frame(t, f->id, k, (struct g_frame){
 		.name = (uint32_t)s, .line = rf->line,
 		.cat = f->kind == PROF_FRAME_KERNEL ? CAT_KERNEL
 		       : f->kind == PROF_FRAME_STATE ? CAT_OFFCPU
 		       : f->kind == PROF_FRAME_TRUNCATED ? CAT_OTHER : CAT_USER,
-	};
-	if (intern_insert(&t->frame_ids, f->id, k, (uint32_t)t->nframes + 1) < 0)
-		return -ENOMEM;
-	return (int64_t)t->nframes++;
+	});
 }
 
 /* T's stack of frame FRAME called from stack PREFIX (index + 1, 0 none), added if new. */
@@ -263,23 +268,19 @@ static int64_t node_of(struct gecko *g, struct g_thread *t, uint32_t node)
 static int64_t empty_stack(struct g_thread *t)
 {
 	uint32_t id = intern_find(&t->frame_ids, UINT32_MAX, 0);
-	int64_t s, st;
-	void *v;
+	int64_t s, fr, st;
 
-	if (!id) {
+	if (id) {
+		fr = id - 1;
+	} else {
 		s = string_of(t, "[empty stack]");
 		if (s < 0)
 			return s;
-		v = t->frames;
-		if (grow_array(&v, &t->frames_cap, t->nframes + 1, sizeof(*t->frames)) < 0)
-			return -ENOMEM;
-		t->frames = v;
-		t->frames[t->nframes] = (struct g_frame){ .name = (uint32_t)s, .cat = CAT_OTHER };
-		if (intern_insert(&t->frame_ids, UINT32_MAX, 0, (uint32_t)t->nframes + 1) < 0)
-			return -ENOMEM;
-		id = (uint32_t)++t->nframes;
+		fr = add_frame(t, UINT32_MAX, 0, (struct g_frame){ .name = (uint32_t)s, .cat = CAT_OTHER });
+		if (fr < 0)
+			return fr;
 	}
-	st = stack_of(t, 0, id - 1);
+	st = stack_of(t, 0, (uint32_t)fr);
 	return st < 0 ? st : st + 1;
 }
 
@@ -519,28 +520,10 @@ static int write_profile(struct gecko *g, struct out *o)
 /* O's bytes to OUT, gzip'd (GZIP) or as they are. */
 static int write_out(FILE *out, const struct out *o, bool gzip)
 {
-	uint8_t buf[16384];
-	z_stream z;
-	int zr;
-
-	if (!gzip) {
-		fwrite(o->p, 1, o->n, out);
-		return 0;
-	}
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return error_setx(-ENOMEM, "cannot start gzip compression");
-	z.next_in = (Bytef *)o->p;
-	z.avail_in = (uInt)o->n;
-	do {
-		z.next_out = buf;
-		z.avail_out = sizeof(buf);
-		zr = deflate(&z, Z_FINISH);
-		fwrite(buf, 1, sizeof(buf) - z.avail_out, out);
-	} while (zr == Z_OK);
-	deflateEnd(&z);
-	return zr == Z_STREAM_END ? 0 : error_setx(-EIO, "gzip compression failed");
+	if (gzip)
+		return report_write_gzip(out, o->p, o->n);
+	fwrite(o->p, 1, o->n, out);
+	return 0;
 }
 
 int prof_report_gecko(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,

@@ -312,28 +312,6 @@ static void put_value_type(struct pprof *x, unsigned field, const char *type, co
 	pb_msg(&x->out, field, &x->line);
 }
 
-static int write_gzip(FILE *out, const uint8_t *data, size_t len)
-{
-	uint8_t buf[16384];
-	z_stream z;
-	int zr;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return error_setx(-ENOMEM, "cannot start gzip compression");
-	z.next_in = (Bytef *)data;
-	z.avail_in = (uInt)len;
-	do {
-		z.next_out = buf;
-		z.avail_out = sizeof(buf);
-		zr = deflate(&z, Z_FINISH);
-		fwrite(buf, 1, sizeof(buf) - z.avail_out, out);
-	} while (zr == Z_OK);
-	deflateEnd(&z);
-	return zr == Z_STREAM_END ? 0 : error_setx(-EIO, "gzip compression failed");
-}
-
 static int write_profile(FILE *out, struct pprof *x)
 {
 	const struct prof_meta *meta = prof_spool_meta(x->sp);
@@ -363,7 +341,7 @@ static int write_profile(FILE *out, struct pprof *x)
 	pb_put(&x->out, x->table.p, x->table.n);
 	if (x->out.err || x->table.err)
 		return error_setx(-ENOMEM, "out of memory");
-	return write_gzip(out, x->out.p, x->out.n);
+	return report_write_gzip(out, x->out.p, x->out.n);
 }
 
 static int pprof_event(const struct report_event *e, void *ctx)

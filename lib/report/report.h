@@ -227,6 +227,9 @@ size_t report_func_width(const struct agg_func *f);
 /* Percent of the report's samples. */
 double report_pct(uint64_t part, uint64_t whole);
 
+/* report_gzip.c: LEN bytes at DATA to OUT, gzip'd.  0, or -ENOMEM, -EIO. */
+int report_write_gzip(FILE *out, const void *data, size_t len);
+
 /* ---- where the names came from (report_names.c) ---- */
 
 #define NAMES_FROM_MAX 4
