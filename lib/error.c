@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -106,6 +107,24 @@ int grow_array_zeroed(void **arr, size_t *cap, size_t need, size_t size)
 	if (r == 0 && *cap > old)
 		memset((char *)*arr + old * size, 0, (*cap - old) * size);
 	return r;
+}
+
+/* Past this a block is a mapping of its own, whose pages fault one at a time. */
+#define POPULATE_MIN_BYTES (256u << 10)
+
+void *calloc_written(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+	uintptr_t lo, hi, page = 4096;
+
+	if (!p || n * size < POPULATE_MIN_BYTES)
+		return p;
+	/* one call maps every page, where writes would fault each (best effort) */
+	lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+	hi = ((uintptr_t)p + n * size) & ~(page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+	return p;
 }
 
 char *xstrdup(const char *s)

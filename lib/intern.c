@@ -47,6 +47,12 @@ uint32_t intern_find(const struct intern_map *m, uint64_t a, uint64_t b)
 	}
 }
 
+void intern_prefetch(const struct intern_map *m, uint64_t a, uint64_t b)
+{
+	if (m->slots)
+		__builtin_prefetch(&m->slots[intern_hash(a, b) & m->mask]);
+}
+
 static void intern_place(struct intern_slot *slots, size_t mask, const struct intern_slot *src)
 {
 	size_t i;
@@ -56,17 +62,30 @@ static void intern_place(struct intern_slot *slots, size_t mask, const struct in
 	slots[i] = *src;
 }
 
+/* How many slots ahead a rehash fetches where it places them. */
+#define REHASH_AHEAD 8
+
 static int intern_grow(struct intern_map *m)
 {
-	size_t cap = m->slots ? (m->mask + 1) * 2 : 256;
-	struct intern_slot *slots = calloc(cap, sizeof(*slots));
-	size_t i;
+	size_t cap = m->slots ? (m->mask + 1) * 2 : 256, i, n = 0;
+	struct intern_slot *slots = calloc_written(cap, sizeof(*slots));
+	const struct intern_slot *ahead[REHASH_AHEAD];
 
 	if (!slots)
 		return error_setx(-ENOMEM, "out of memory");
-	for (i = 0; m->slots && i <= m->mask; i++)
-		if (m->slots[i].id)
-			intern_place(slots, cap - 1, &m->slots[i]);
+	/* each placement a miss of the CPU's caches: REHASH_AHEAD of them in flight */
+	for (i = 0; m->slots && i <= m->mask; i++) {
+		const struct intern_slot *s = &m->slots[i];
+
+		if (!s->id)
+			continue;
+		__builtin_prefetch(&slots[intern_hash(s->a, s->b) & (cap - 1)], 1);
+		if (n >= REHASH_AHEAD)
+			intern_place(slots, cap - 1, ahead[n % REHASH_AHEAD]);
+		ahead[n++ % REHASH_AHEAD] = s;
+	}
+	for (i = n > REHASH_AHEAD ? n - REHASH_AHEAD : 0; i < n; i++)
+		intern_place(slots, cap - 1, ahead[i % REHASH_AHEAD]);
 	free(m->slots);
 	m->slots = slots;
 	m->mask = cap - 1;

@@ -26,6 +26,12 @@ void intern_release(struct intern_map *m);
 /* The id stored for (A, B), or 0. */
 uint32_t intern_find(const struct intern_map *m, uint64_t a, uint64_t b);
 
+/*
+ * Start loading the slot of (A, B): lookups that do not depend on each
+ * other go to memory at once, each else a miss of the CPU's caches.
+ */
+void intern_prefetch(const struct intern_map *m, uint64_t a, uint64_t b);
+
 /* Store ID (> 0) for (A, B), which must not be present.  0 or -ENOMEM. */
 int intern_insert(struct intern_map *m, uint64_t a, uint64_t b, uint32_t id);
 

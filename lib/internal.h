@@ -41,6 +41,12 @@ int grow_array(void **arr, size_t *cap, size_t need, size_t size);
 /* grow_array(), the new elements zeroed. */
 int grow_array_zeroed(void **arr, size_t *cap, size_t need, size_t size);
 
+/*
+ * calloc() of a block about to be written all over (a hash table being
+ * filled): a big one has its pages mapped at once, not fault by fault.
+ */
+void *calloc_written(size_t n, size_t size);
+
 /* qsort()'s comparison of two uint64_t, ascending. */
 static inline int cmp_u64(const void *a, const void *b)
 {

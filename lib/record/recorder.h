@@ -141,6 +141,7 @@ struct prof_recorder {
 	struct stack_memo *memo[STACK_MEMOS];	/* by thread spool id, made when needed */
 	struct path_cache paths;	/* user stacks' nodes by their paths */
 	struct prof_frame path_frames[UNWIND_MAX_FRAMES];	/* of the stack being interned */
+	uint32_t path_frame_ids[UNWIND_MAX_FRAMES];	/* their spool ids */
 	struct unwind_result unwound;
 	uint32_t frames[UNWIND_MAX_FRAMES / 2 + UNWIND_MAX_FRAMES + 1];
 	bool kernel;			/* kernel callchains are sampled */

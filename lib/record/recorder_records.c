@@ -23,6 +23,7 @@
 #include "process.h"
 #include "recorder.h"
 #include "sorter.h"
+#include "spool/spool_writer.h"
 #include "unwind/regs_x86_64.h"
 #include "unwind/unwind.h"
 
@@ -85,9 +86,10 @@ static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struc
 {
 	struct stack_memo *m = rec->memo[t->spool_id % STACK_MEMOS];
 	struct prof_frame *frames = rec->path_frames;
+	uint32_t *ids = rec->path_frame_ids, next;
 	struct path_key k;
 	int64_t node = 0, frame;
-	size_t i, same = 0;
+	size_t i, j, same = 0;
 	uint32_t hit;
 	int r;
 
@@ -132,10 +134,25 @@ static int64_t intern_user_stack(struct prof_recorder *rec, struct thr *t, struc
 			return node;
 		}
 	}
+	/*
+	 * The rest is looked up in the spool's maps: the frames first, their
+	 * lookups all on their way at once, then the nodes, whose slots are
+	 * fetched ahead as they will be if new (a new node's children are).
+	 */
+	for (j = i; j < u->n; j++)
+		spool_writer_prefetch_frame(rec->w, &frames[j]);
+	for (j = i; j < u->n; j++) {
+		frame = prof_spool_writer_intern_frame(rec->w, &frames[j]);
+		if (frame < 0) {
+			m->n = 0;
+			return frame;
+		}
+		ids[j] = (uint32_t)frame;
+	}
+	for (j = i + 1, next = spool_writer_next_stack(rec->w); j < u->n; j++)
+		spool_writer_prefetch_stack(rec->w, next++, ids[j]);
 	for (; i < u->n; i++) {
-		frame = prof_spool_writer_intern_frame(rec->w, &frames[i]);
-		node = frame < 0 ? frame : prof_spool_writer_intern_stack(rec->w, (uint32_t)node,
-									  (uint32_t)frame);
+		node = prof_spool_writer_intern_stack(rec->w, (uint32_t)node, ids[i]);
 		if (node < 0) {
 			m->n = 0;
 			return node;

@@ -63,7 +63,8 @@ struct prof_spool_writer {
 	uint64_t clock;		/* time of the last timed record, in units */
 	uint64_t last_period;
 	uint32_t nprocesses, nthreads, nmodules, nframes, nstacks;
-	uint32_t newest_frame_nstacks;	/* nstacks when frame nframes was made */
+	uint32_t frames_at_last_stack;	/* nframes when node nstacks was made: no node
+					 * holds a frame made since */
 	struct intern_map frame_ids;
 	struct intern_map stack_ids;
 	/* version 3's distances: what the record of each kind before held */
@@ -673,7 +674,6 @@ int64_t prof_spool_writer_intern_frame(struct prof_spool_writer *w, const struct
 	if (id64 < 0)
 		return id64;
 	r = intern_insert(&w->frame_ids, key, f->addr, w->nframes);
-	w->newest_frame_nstacks = w->nstacks;
 	return r < 0 ? r : id64;
 }
 
@@ -684,13 +684,12 @@ int64_t prof_spool_writer_intern_stack(struct prof_spool_writer *w, uint32_t par
 	int r;
 
 	/*
-	 * The newest node has no children yet, nor has the newest frame a node
-	 * if none was made since it: a new stack's nodes after its first new
-	 * one are new, and not looked for (each lookup a miss of the CPU's
-	 * caches on a big recording).
+	 * The newest node has no children yet, nor has a frame made since it
+	 * any node: a new stack's nodes after its first new one are new, and
+	 * not looked for (each lookup a miss of the CPU's caches on a big
+	 * recording).
 	 */
-	if (!((parent && parent == w->nstacks) ||
-	      (frame == w->nframes && w->nstacks == w->newest_frame_nstacks)) &&
+	if (!((parent && parent == w->nstacks) || frame > w->frames_at_last_stack) &&
 	    (id = intern_find(&w->stack_ids, parent, frame)))
 		return id;
 	r = check_ref(parent, w->nstacks, true, "stack") ?:
@@ -704,8 +703,25 @@ int64_t prof_spool_writer_intern_stack(struct prof_spool_writer *w, uint32_t par
 	id64 = new_id(&w->nstacks, "stack");
 	if (id64 < 0)
 		return id64;
+	w->frames_at_last_stack = w->nframes;
 	r = intern_insert(&w->stack_ids, parent, frame, w->nstacks);
 	return r < 0 ? r : id64;
+}
+
+void spool_writer_prefetch_frame(const struct prof_spool_writer *w, const struct prof_frame *f)
+{
+	intern_prefetch(&w->frame_ids, (uint64_t)f->kind << 32 | f->ref, f->addr);
+}
+
+void spool_writer_prefetch_stack(const struct prof_spool_writer *w, uint32_t parent,
+				 uint32_t frame)
+{
+	intern_prefetch(&w->stack_ids, parent, frame);
+}
+
+uint32_t spool_writer_next_stack(const struct prof_spool_writer *w)
+{
+	return w->nstacks + 1;
 }
 
 int64_t prof_spool_writer_intern_frames(struct prof_spool_writer *w, const uint32_t *frames, size_t n)

@@ -28,6 +28,18 @@ int spool_writer_each_stack(const struct prof_spool_writer *w,
 			    int (*fn)(uint32_t id, const struct prof_stack_node *n, void *ctx),
 			    void *ctx);
 
+/*
+ * Start loading what interning frame F, or the stack node (PARENT, FRAME),
+ * will read: the frames of a stack do not depend on each other, nor do a
+ * new stack's nodes, whose ids follow spool_writer_next_stack(), so their
+ * lookups can all be on their way to memory at once.
+ */
+void spool_writer_prefetch_frame(const struct prof_spool_writer *w, const struct prof_frame *f);
+void spool_writer_prefetch_stack(const struct prof_spool_writer *w, uint32_t parent,
+				 uint32_t frame);
+/* The id the next new stack node gets. */
+uint32_t spool_writer_next_stack(const struct prof_spool_writer *w);
+
 /* How many of a kind of definition the writer gave ids to (0 for a value that is no kind). */
 enum spool_count_kind {
 	SPOOL_COUNT_PROCESSES,
