@@ -333,6 +333,7 @@ static int filter_of(const struct elf_file *f, const uint64_t *offs, size_t n,
 		     struct sym_filter *ret)
 {
 	uint64_t *v = malloc((n ? n : 1) * sizeof(*v));
+	bool sorted = true;
 	size_t i, k = 0;
 
 	if (!v || n >= (1u << 31)) {
@@ -340,9 +341,13 @@ static int filter_of(const struct elf_file *f, const uint64_t *offs, size_t n,
 		return error_setx(-ENOMEM, "out of memory");
 	}
 	for (i = 0; i < n; i++)
-		if (elf_file_vaddr(f, offs[i], &v[k]))
+		if (elf_file_vaddr(f, offs[i], &v[k])) {
+			sorted = sorted && (!k || v[k - 1] <= v[k]);
 			k++;
-	qsort(v, k, sizeof(*v), cmp_u64);
+		}
+	/* a recording's capture asks in the order of the offsets: mostly sorted already */
+	if (!sorted)
+		qsort(v, k, sizeof(*v), cmp_u64);
 	/* RET owns V from here, whatever comes */
 	return index_addrs(&ret->wanted, v, k) < 0 ? error_setx(-ENOMEM, "out of memory") : 0;
 }

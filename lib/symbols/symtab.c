@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "radix.h"
 #include "symtab.h"
 
 /* How far back a lookup searches for an enclosing symbol. */
@@ -64,43 +65,29 @@ static int by_key_start_rank(const void *pa, const void *pb)
  */
 static bool radix_sort(struct symtab *t)
 {
-	size_t n = t->n, i, j, pass, count[256];
-	uint32_t *idx, *tmp, *swap;
+	size_t n = t->n, i, j;
+	uint32_t *idx, *tmp;
+	uint64_t *starts;
 	struct symtab_entry *out;
 
 	if (n > UINT32_MAX)
 		return false;
 	idx = malloc(n * sizeof(*idx));
 	tmp = malloc(n * sizeof(*tmp));
+	starts = malloc(n * sizeof(*starts));
 	out = malloc(n * sizeof(*out));
-	if (!idx || !tmp || !out) {
+	if (!idx || !tmp || !starts || !out) {
 		free(idx);
 		free(tmp);
+		free(starts);
 		free(out);
 		return false;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		idx[i] = (uint32_t)i;
-	for (pass = 0; pass < 8; pass++) {
-		unsigned shift = (unsigned)pass * 8;
-		size_t sum = 0, c;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < n; i++)
-			count[t->v[i].start >> shift & 0xff]++;
-		if (count[t->v[0].start >> shift & 0xff] == n)
-			continue;	/* a byte every start has */
-		for (i = 0; i < 256; i++) {
-			c = count[i];
-			count[i] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			tmp[count[t->v[idx[i]].start >> shift & 0xff]++] = idx[i];
-		swap = idx;
-		idx = tmp;
-		tmp = swap;
+		starts[i] = t->v[i].start;
 	}
+	radix_order(starts, n, idx, tmp);
 	for (i = 0; i < n; i++)
 		out[i] = t->v[idx[i]];
 	for (i = 0; i < n; i = j) {
@@ -111,6 +98,7 @@ static bool radix_sort(struct symtab *t)
 	}
 	free(idx);
 	free(tmp);
+	free(starts);
 	free(t->v);
 	t->v = out;
 	t->cap = n;
