@@ -350,7 +350,7 @@ struct prof_spool_writer_opts {
 	size_t sz;			/* sizeof(struct prof_spool_writer_opts) */
 	size_t block_bytes;		/* 0: 64 KiB of records per block */
 	bool no_compress;		/* store blocks without deflate */
-	int compress_level;		/* 1 to 9; 0: deflate level 6 */
+	int compress_level;		/* 1 to 9; 0: deflate level 4 */
 };
 
 struct prof_spool_writer;

@@ -190,9 +190,9 @@ static int sink_write(struct prof_spool_writer *w, const uint8_t *p, size_t n)
  * Blocks are compressed whole by libdeflate, into the zlib stream (RFC
  * 1950) that any zlib reads: on a make -j2's spool it took 45% of zlib's
  * time at level 1 for a 2% smaller file, and at level 6 as long as zlib's
- * level 1 for a 6% smaller one.  What it compresses is the block's records
- * split into columns (spool_columns.h), 18% fewer bytes than the records
- * in their order.
+ * level 1 for a 6% smaller one (SPOOL_DEFLATE_LEVEL is the level it uses).
+ * What it compresses is the block's records split into columns
+ * (spool_columns.h), 18% fewer bytes than the records in their order.
  */
 static int block_flush(struct prof_spool_writer *w)
 {
@@ -440,7 +440,7 @@ static int writer_new(const struct prof_sink *sink_arg, const char *name,
 	w->sink = sink;
 	w->fd = -1;
 	w->block_bytes = o.block_bytes ? o.block_bytes : DEFAULT_BLOCK_BYTES;
-	w->level = o.no_compress ? -1 : o.compress_level ? o.compress_level : 6;
+	w->level = o.no_compress ? -1 : o.compress_level ? o.compress_level : SPOOL_DEFLATE_LEVEL;
 	intern_init(&w->frame_ids);
 	intern_init(&w->stack_ids);
 	intern_init(&w->name_ids);

@@ -272,8 +272,8 @@ static int build_block(struct out *o, const struct image_block *b)
 	payload = raw.p;
 	stored = raw.len;
 	if (enc == SPOOL_ENC_DEFLATE || enc == SPOOL_ENC_COLUMNS) {
-		/* as the writer compresses: libdeflate at its default level, 6 */
-		struct libdeflate_compressor *c = libdeflate_alloc_compressor(6);
+		/* as the writer compresses: libdeflate at its default level */
+		struct libdeflate_compressor *c = libdeflate_alloc_compressor(SPOOL_DEFLATE_LEVEL);
 		struct spool_columns cols = { 0 };
 		const uint8_t *in = raw.p;
 		size_t in_len = raw.len, bound;
