@@ -45,17 +45,25 @@ const char *rec_event_name(enum prof_event_kind e)
 }
 
 /*
- * How full a ring of RING bytes is when the kernel wakes the recorder:
- * half, as each wakeup costs the recorder its caches, which the target ran
- * over while it slept (~40-57 us here, the most of what a light load costs
- * it), and the other half is room for ~64 full samples while it gets a
- * CPU.  A smaller ring (an unprivileged user's locked-memory share, an -m)
- * keeps the room for 32 of them, down to a quarter full as before.
+ * How full a ring of RING bytes is when the kernel wakes the recorder.
+ * Each wakeup costs the recorder ~40-65 us here (its caches, which the
+ * target ran over while it slept, and the switch itself: the most of what
+ * a light load costs it), so it comes late: with FREQ (a sampling ring
+ * of a command's or a process's tasks), when what is left is room for 32
+ * ms of samples at that rate, and 32 samples at least, while it gets a
+ * CPU; a make -j2 recorded attached woke it 145 times at half a ring, 112
+ * so.  Without FREQ (switches, which come in bursts, and the whole
+ * machine's rings, all drained by one thread whose held samples keep
+ * their room until processed), at half the ring.  A ring too small for
+ * either keeps the room for 32 samples, down to a quarter full.
  */
-static size_t wakeup_bytes(size_t ring, uint32_t stack)
+static size_t wakeup_bytes(size_t ring, uint32_t stack, uint64_t freq)
 {
+	uint64_t n = freq * 32 / 1000 > 32 ? freq * 32 / 1000 : 32;
 	size_t room = sample_max_bytes(stack) * 32;
 
+	if (freq && n <= ring / 2 / sample_max_bytes(stack))
+		return ring - sample_max_bytes(stack) * (size_t)n;
 	if (ring / 2 >= room)
 		return ring / 2;
 	return ring > room + ring / 4 ? ring - room : ring / 4;
@@ -128,7 +136,7 @@ void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t 
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)wakeup_bytes(ring_bytes, stack);
+	a->wakeup_watermark = (uint32_t)wakeup_bytes(ring_bytes, stack, sw ? 0 : freq);
 }
 
 /* The smallest ring the default sizing falls back to under a locked-memory limit. */
@@ -275,6 +283,7 @@ static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool 
 		attr.inherit = 0;
 		attr.inherit_thread = 0;
 		attr.exclude_kernel = 0;
+		attr.wakeup_watermark = (uint32_t)wakeup_bytes(pages * page, o->stack_bytes, 0);
 		if (rec->cgroup_fd >= 0) {
 			pid = rec->cgroup_fd;
 			flags |= PERF_FLAG_PID_CGROUP;
