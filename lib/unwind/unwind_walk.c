@@ -42,8 +42,7 @@ static enum walk_kind lookup(struct unwinder *uw, struct addr_space *as, uint64_
 	struct rule_cache_entry *e;
 	struct as_module *m = *last;
 	struct utable *t;
-	uint64_t svma;
-	uint32_t id;
+	uint64_t svma, key;
 
 	/* most callers are in the module of the frame before */
 	if (!m || pc < m->start || pc >= m->end)
@@ -67,15 +66,17 @@ static enum walk_kind lookup(struct unwinder *uw, struct addr_space *as, uint64_
 	if (!t)
 		return m->no_cfi ? WALK_FP_NO_CFI : WALK_DWFL;
 	svma = pc - m->bias;
-	id = utable_id(t);
-	e = &uw->cache[(svma ^ (svma >> 13) ^ (uint64_t)id * 0x9e3779b1u) % RULE_CACHE_SIZE];
-	if (e->svma == svma && e->table == id) {
+	key = rule_cache_key(svma, utable_id(t));
+	e = &uw->cache[(key ^ (key >> 13) ^ (key >> RULE_CACHE_SVMA_BITS) * 0x9e3779b1u) %
+		       RULE_CACHE_SIZE];
+	if (key && e->key == key) {
 		uw->cache_hits++;
 		*rule = e->rule;
 	} else {
 		uw->cache_misses++;
 		*rule = utable_rule(&as->shared->tables, t, svma);
-		*e = (struct rule_cache_entry){ .svma = svma, .table = id, .rule = *rule };
+		if (key)
+			*e = (struct rule_cache_entry){ .key = key, .rule = *rule };
 	}
 	return rule->cfa == UCFA_NONE	  ? WALK_FP_NO_CFI
 	       : rule->cfa == UCFA_FALLBACK ? WALK_DWFL
