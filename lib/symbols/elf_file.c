@@ -9,6 +9,7 @@
  */
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,15 +154,30 @@ static bool is_function(const GElf_Sym *s, const struct section_info *secs, size
 		(type == STT_NOTYPE && secs[s->st_shndx].exec));
 }
 
+/*
+ * Symbol I of DATA into *S.  A 64-bit file's table is read in place (its
+ * bytes are Elf64_Syms, which GElf_Sym is): gelf_getsym() copied each of
+ * cc1's 29,000 .dynsym entries through a call, twice, at the end of every
+ * recording of a build.
+ */
+static bool get_sym(const Elf_Data *data, bool is64, size_t i, GElf_Sym *s)
+{
+	if (is64 && data->d_type == ELF_T_SYM && (i + 1) * sizeof(Elf64_Sym) <= data->d_size) {
+		memcpy(s, (const Elf64_Sym *)data->d_buf + i, sizeof(*s));
+		return true;
+	}
+	return i <= INT_MAX && gelf_getsym((Elf_Data *)data, (int)i, s);
+}
+
 /* FILTER's starts: of the sized symbols of DATA (N of them) that hold a wanted address. */
-static int find_starts(Elf_Data *data, size_t n, const struct section_info *secs, size_t nsecs,
-		       struct sym_filter *filter)
+static int find_starts(Elf_Data *data, bool is64, size_t n, const struct section_info *secs,
+		       size_t nsecs, struct sym_filter *filter)
 {
 	uint64_t *v = NULL;
 	size_t i, k = 0, cap = 0;
 	GElf_Sym s;
 
-	for (i = 1; i < n && gelf_getsym(data, (int)i, &s); i++) {
+	for (i = 1; i < n && get_sym(data, is64, i, &s); i++) {
 		if (!s.st_size || !is_function(&s, secs, nsecs) ||
 		    !index_any_in(&filter->wanted, s.st_value, s.st_size))
 			continue;
@@ -203,19 +219,20 @@ static int read_symbols(struct elf_file *f, Elf *elf, Elf_Scn *scn, const GElf_S
 			const struct section_info *secs, size_t nsecs, struct sym_filter *filter)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
+	bool is64 = gelf_getclass(elf) == ELFCLASS64;
 	size_t n, i;
 	int r;
 
 	if (!data || !sh->sh_entsize)
 		return 0;
 	n = data->d_size / gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-	if (filter && find_starts(data, n, secs, nsecs, filter) < 0)
+	if (filter && find_starts(data, is64, n, secs, nsecs, filter) < 0)
 		return error_setx(-ENOMEM, "out of memory");
 	for (i = 1; i < n; i++) {
 		const char *name;
 		GElf_Sym s;
 
-		if (!gelf_getsym(data, (int)i, &s))
+		if (!get_sym(data, is64, i, &s))
 			break;
 		if (!is_function(&s, secs, nsecs) || !keeps(filter, &s))
 			continue;
