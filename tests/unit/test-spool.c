@@ -515,6 +515,47 @@ TEST(spool_writer_interns_frames_and_stacks)
 	free(mb.p);
 }
 
+/*
+ * A stack's frames interned before its nodes, as the recorder does: a node
+ * of a frame made before the newest node is looked up, found and shared;
+ * one of a frame made since is new, and found again after.
+ */
+TEST(spool_writer_finds_nodes_of_frames_interned_first)
+{
+	struct membuf mb = { 0 };
+	struct prof_sink sink = membuf_sink(&mb);
+	struct prof_spool_writer *w;
+	PROF_OPTS(prof_meta, meta);
+	int64_t p, m, f[4], n1, n2, n3, n4;
+	int i;
+
+	test_meta(&meta);
+	CHECK_INT(prof_spool_writer_open_sink(&sink, &meta, NULL, &w), ==, 0);
+	p = prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 1));
+	m = prof_spool_writer_add_module(w, &PROF_INIT(prof_module, .process = (uint32_t)p, .start = 1,
+							    .end = 2, .path = "x"));
+	for (i = 0; i < 2; i++)
+		f[i] = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame,
+			.kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 10 + (uint64_t)i));
+	n1 = prof_spool_writer_intern_stack(w, 0, (uint32_t)f[0]);
+	n2 = prof_spool_writer_intern_stack(w, (uint32_t)n1, (uint32_t)f[1]);
+	/* two new frames, then the old root again: its node is the first */
+	for (i = 2; i < 4; i++)
+		f[i] = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame,
+			.kind = PROF_FRAME_USER, .ref = (uint32_t)m, .addr = 10 + (uint64_t)i));
+	CHECK_INT(prof_spool_writer_intern_stack(w, 0, (uint32_t)f[0]), ==, n1);
+	n3 = prof_spool_writer_intern_stack(w, (uint32_t)n1, (uint32_t)f[2]);
+	CHECK(n3 > n2);
+	n4 = prof_spool_writer_intern_stack(w, (uint32_t)n3, (uint32_t)f[3]);
+	CHECK_INT(n4, ==, n3 + 1);
+	/* and every node is found again */
+	CHECK_INT(prof_spool_writer_intern_stack(w, (uint32_t)n1, (uint32_t)f[1]), ==, n2);
+	CHECK_INT(prof_spool_writer_intern_stack(w, (uint32_t)n1, (uint32_t)f[2]), ==, n3);
+	CHECK_INT(prof_spool_writer_intern_stack(w, (uint32_t)n3, (uint32_t)f[3]), ==, n4);
+	CHECK_INT(prof_spool_writer_close(w), ==, 0);
+	free(mb.p);
+}
+
 /* A writer into MB of a spool with two processes, ids *P1 and *P2. */
 static struct prof_spool_writer *two_processes(struct membuf *mb, uint32_t *p1, uint32_t *p2)
 {
