@@ -135,6 +135,7 @@ void utables_release(struct utables *ts)
 	for (i = 0; i < ts->n; i++)
 		table_free(ts, ts->v[i]);
 	free(ts->v);
+	cfi_rows_release(&ts->scratch);
 	utables_init(ts);
 }
 
@@ -752,7 +753,7 @@ static int compile_fde(struct utables *ts, struct utable *t, size_t i)
 {
 	uint64_t lo = t->fde_lo[i], hi = i + 1 < t->nfde ? t->fde_lo[i + 1] : t->text_hi;
 	uint8_t entry = i == t->entry_fde && t->entry ? URULE_ENTRY : 0;
-	struct cfi_rows rows = { 0 };
+	struct cfi_rows *rows = &ts->scratch;
 	struct ufde *f = &t->fdes[i];
 	struct urow *v;
 	size_t n = 0, k;
@@ -761,22 +762,20 @@ static int compile_fde(struct utables *ts, struct utable *t, size_t i)
 
 	if (hi <= lo || hi - lo > UINT32_MAX)
 		return -ERANGE;
-	r = cfi_fde_rows(&t->image, t->fde_off[i], &rows);
-	if (r == 0 && rows.pc_begin != lo)
+	r = cfi_fde_rows(&t->image, t->fde_off[i], rows);
+	if (r == 0 && rows->pc_begin != lo)
 		r = -EINVAL;	/* not the FDE the index says */
 	if (r < 0)
-		goto out;
+		return r;
 	/* a row for each of the program's, and for the gap before the next FDE */
-	v = malloc((rows.n + 1) * sizeof(*v));
-	if (!v) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (k = 0; k < rows.n && at < hi; k++) {
-		uint64_t end = rows.v[k].hi < hi ? rows.v[k].hi : hi;
+	v = malloc((rows->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (k = 0; k < rows->n && at < hi; k++) {
+		uint64_t end = rows->v[k].hi < hi ? rows->v[k].hi : hi;
 
 		v[n] = (struct urow){ .off = (uint32_t)(at - lo), .end = (uint32_t)(end - lo),
-				      .r = rows.v[k].r };
+				      .r = rows->v[k].r };
 		v[n++].r.flags |= entry;
 		at = end;
 	}
@@ -791,12 +790,10 @@ static int compile_fde(struct utables *ts, struct utable *t, size_t i)
 	free(f->rows);
 	f->rows = v;
 	f->nrows = (uint32_t)n;
-	f->cap = (uint32_t)(rows.n + 1);
+	f->cap = (uint32_t)(rows->n + 1);
 	count_rows_bytes(ts, t, (int64_t)(f->cap * sizeof(*v)));
 	ts->rows_compiled += n;
-out:
-	cfi_rows_release(&rows);
-	return r;
+	return 0;
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfi_program.h"
 #include "urule.h"
 
 struct utable;
@@ -31,6 +32,8 @@ struct utables {
 	uint64_t files;		/* tables opened in all */
 	uint64_t fdes_compiled;	/* FDEs compiled in all (again after a flush) */
 	uint64_t rows_compiled;
+	struct cfi_rows scratch;	/* an FDE's rows as its program gives them, kept
+					 * from one FDE compiled to the next */
 };
 
 void utables_init(struct utables *ts);
