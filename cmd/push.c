@@ -110,11 +110,14 @@ static error_t parse_push(int key, char *arg, struct argp_state *state)
 		list_options(&push_argp);
 		break;
 	case ARGP_KEY_ARG:
-		/* the URL, then the files: everything from here on */
-		a->po.opts.url = arg;
-		a->files = &state->argv[state->next];
-		a->nfiles = state->argc - state->next;
-		state->next = state->argc;
+		/* the URL, then the files (options may come between, as GNU's do) */
+		if (!a->po.opts.url) {
+			a->po.opts.url = arg;
+			break;
+		}
+		if (!a->files && !(a->files = calloc((size_t)state->argc, sizeof(char *))))
+			argp_failure(state, EXIT_FAIL, ENOMEM, "cannot parse the options");
+		a->files[a->nfiles++] = arg;
 		break;
 	case ARGP_KEY_NO_ARGS:
 		argp_error(state, "no URL to push to (prof push URL FILE...)");
@@ -194,7 +197,7 @@ static int run_push(int argc, char **argv)
 	a.nfiles = 0;
 	a.quiet = false;
 	a.verbosity = 0;
-	argp_parse(&push_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
+	argp_parse(&push_argp, argc, argv, 0, NULL, &a);
 	set_verbosity(a.quiet ? 0 : 1 + a.verbosity);
 	signal(SIGPIPE, SIG_IGN);	/* a server that hangs up is an error, not a death */
 	r = prof_pusher_new(&a.po.opts, &p);
@@ -225,6 +228,7 @@ static int run_push(int argc, char **argv)
 			fails);
 	}
 	prof_pusher_free(p);
+	free(a.files);
 	return failed ? EXIT_FAIL : EXIT_OK;
 }
 

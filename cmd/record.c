@@ -316,6 +316,15 @@ static void on_closed(struct recording *rc)
 	live_stop();
 }
 
+/* ", N WHAT" after BUF, when N is not 0. */
+static void more_count(char *buf, size_t len, uint64_t n, const char *what)
+{
+	size_t at = strlen(buf);
+
+	if (n && at < len)
+		snprintf(buf + at, len - at, ", %" PRIu64 " %s", n, what);
+}
+
 /* --push at the end: the files left sent, and what became of them all. */
 static void push_end(struct record_args *a, struct prof_push_queue *q, char *endpoint)
 {
@@ -328,14 +337,14 @@ static void push_end(struct record_args *a, struct prof_push_queue *q, char *end
 		warn_msg("%s; prof push or the next prof record --push sends them", prof_errmsg());
 	if (a->rc.quiet)
 		return;
-	if (s.failed || s.empty || s.skipped)
-		snprintf(more, sizeof(more), ", %" PRIu64 " refused, %" PRIu64 " empty, %" PRIu64
-			 " pushed before", s.failed, s.empty, s.skipped);
+	more_count(more, sizeof(more), s.failed, "refused");
+	more_count(more, sizeof(more), s.empty, "empty");
+	more_count(more, sizeof(more), s.skipped, "pushed before");
+	more_count(more, sizeof(more), s.unsent, "left unsent");
 	fprintf(stderr, "prof: pushed %" PRIu64 " file%s to %s (%s): %" PRIu64 " retr%s, %"
-		PRIu64 " dropped%s%s\n", s.pushed, s.pushed == 1 ? "" : "s", endpoint,
+		PRIu64 " dropped%s\n", s.pushed, s.pushed == 1 ? "" : "s", endpoint,
 		prof_push_protocol_name(a->push.opts.protocol), s.retries,
-		s.retries == 1 ? "y" : "ies", s.dropped, more,
-		s.unsent ? ", some left unsent" : "");
+		s.retries == 1 ? "y" : "ies", s.dropped, more);
 	if (a->rc.verbosity) {
 		human_bytes(size, sizeof(size), s.bytes);
 		fprintf(stderr, "prof: push: %" PRIu64 " samples, %s sent; a file waited %.1f s "

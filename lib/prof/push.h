@@ -193,7 +193,8 @@ struct prof_push_queue;
  * Start a queue of OPTS for the recording at SPOOL_PATH: its thread runs
  * until prof_push_queue_close().
  * Returns: 0 and *ret; those of prof_pusher_new(); -EINVAL (no SPOOL_PATH,
- * or its directory cannot be read); -errno of pthread_create(3).
+ * or one that names a directory); -errno of stat(2) of its directory, or
+ * of pthread_create(3).
  */
 int prof_push_queue_open(const struct prof_push_opts *opts, const char *spool_path,
 			 struct prof_push_queue **ret);

@@ -18,6 +18,7 @@
 
 #include "internal.h"
 #include "push_encode.h"
+#include "report/report.h"
 
 static const char *const protocol_names[] = {
 	[PROF_PUSH_PROTOCOL_AUTO] = "auto",
@@ -314,22 +315,6 @@ static void put_query_value(FILE *f, const char *s)
 	}
 }
 
-static void put_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void put_base64(FILE *f, const uint8_t *p, size_t n)
 {
 	static const char digits[] =
@@ -384,9 +369,9 @@ static void put_json_labels(FILE *f, const struct push_labels *ls)
 	fputc('[', f);
 	for (i = 0; i < ls->n; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		put_json_string(f, ls->v[i].name);
+		report_put_json_str(f, ls->v[i].name);
 		fputs(",\"value\":", f);
-		put_json_string(f, ls->v[i].value);
+		report_put_json_str(f, ls->v[i].value);
 		fputc('}', f);
 	}
 	fputc(']', f);

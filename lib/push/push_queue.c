@@ -144,6 +144,17 @@ static void remember_error(struct prof_push_queue *q)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* NAME is the newest file dealt with. */
+static void remember_last(struct prof_push_queue *q, const char *name)
+{
+	char *last = xstrdup(name);
+
+	if (last) {
+		free(q->last);
+		q->last = last;
+	}
+}
+
 /*
  * Past max_files, the oldest files go, sent or not, never the one being
  * written (the newest, while the recording runs).  Counted as dropped
@@ -167,8 +178,7 @@ static void keep_bound(struct prof_push_queue *q, struct listing *l, bool stoppi
 		pr_warn("dropped '%s%s' unsent: more than %u files of the recording (max_files)",
 			q->dir, l->names[i], q->max_files);
 		count(q, &q->stats.dropped, 1);
-		free(q->last);
-		q->last = xstrdup(l->names[i]);
+		remember_last(q, l->names[i]);
 	}
 }
 
@@ -206,12 +216,7 @@ static bool worth_retrying(int r, const struct prof_push_result *res)
 static void done_with(struct prof_push_queue *q, const char *name, int r,
 		      const struct prof_push_result *res, const struct stat *st)
 {
-	char *last = xstrdup(name);
-
-	if (last) {
-		free(q->last);
-		q->last = last;
-	}
+	remember_last(q, name);
 	q->backoff_ms = 0;
 	q->retry_at_ns = 0;
 	if (r < 0) {
@@ -231,7 +236,7 @@ static void done_with(struct prof_push_queue *q, const char *name, int r,
 		q->stats.pushed++;
 		q->stats.bytes += res->bytes;
 		q->stats.samples += res->samples;
-		if (now > end && now - end > q->stats.max_delay_ns)
+		if (end && now > end && now - end > q->stats.max_delay_ns)
 			q->stats.max_delay_ns = now - end;
 		pthread_mutex_unlock(&q->lock);
 	} else if (res->skipped) {
@@ -383,7 +388,7 @@ static int split_spool_path(struct prof_push_queue *q, const char *spool_path)
 	if (!q->spool_path || !q->dir || !q->base)
 		return error_setx(-ENOMEM, "out of memory");
 	if (stat(*q->dir ? q->dir : ".", &st) < 0)
-		return error_set(-EINVAL, "push queue: cannot read the directory of '%s'",
+		return error_set(-errno, "push queue: cannot reach the directory of '%s'",
 				 spool_path);
 	return 0;
 }
