@@ -94,10 +94,13 @@ wait_accepted() {
 		run -0 jq -r '.pprof.folded | to_entries[] | "\(.key) \(.value)"' <(tail -1 log)
 		assert_line --regexp '^_start;__libc_start_main;__libc_start_call_main;main;ladder_a;ladder_b;ladder_c;ladder_d [0-9]+$'
 	done
-	# ingest: the file's time in whole seconds, its rate, in the query
+	# ingest: the file's time in whole seconds (from its start to its end,
+	# the end by the wall clock, within a second of the start's plus the
+	# duration), its rate, in the query
 	run -0 jq -r 'select(.protocol == "ingest") | .query | "\(.from) \(.until) \(.format) \(.sampleRate) \(.spyName)"' log
-	start=$("$PROF" report -q --format=json ladder.spool | jq '.metadata.wall_start_ns / 1e9 | floor')
-	assert_output --regexp "^$start ($((start + 1))|$((start + 2))) pprof 999 prof\$"
+	read -r start end < <("$PROF" report -q --format=json ladder.spool |
+		jq -r '.metadata.wall_start_ns as $s | "\($s / 1e9 | floor) \(($s + .counters.duration_ns) / 1e9 | ceil)"')
+	assert_output --regexp "^$start ($((end - 1))|$end|$((end + 1))) pprof 999 prof\$"
 	# pushed once to each endpoint: again, nothing is sent
 	run -0 --separate-stderr "$PROF" push -v "http://127.0.0.1:$PORT" ladder.spool
 	assert_equal "${stderr_lines[0]}" "prof: 'ladder.spool' was pushed to http://127.0.0.1:$PORT/ingest before, skipping"
