@@ -30,6 +30,7 @@ struct prof_cmd {
 	int (*main)(int argc, char **argv);	/* returns an exit code */
 };
 
+extern const struct prof_cmd cmd_push;
 extern const struct prof_cmd cmd_record;
 extern const struct prof_cmd cmd_report;
 extern const struct prof_cmd cmd_tail;
@@ -124,5 +125,40 @@ int recording_stop_signal(void);
  * recording failed, 126/127 for a command that could not run.
  */
 int recording_run(struct recording *rc);
+
+/*
+ * Where profiles go (push.c): the options prof push and prof record --push
+ * share.  Their keys; prof push spells OPT_PUSH_PROTOCOL --protocol and
+ * OPT_PUSH_TIMEOUT --timeout.
+ */
+enum {
+	OPT_PUSH_URL = 0x200,
+	OPT_PUSH_PROTOCOL,
+	OPT_PUSH_SERVICE,
+	OPT_PUSH_LABEL,
+	OPT_PUSH_TIMEOUT,
+};
+
+#define MAX_PUSH_LABELS 64
+
+struct push_options {
+	struct prof_push_opts opts;
+	const char *labels[MAX_PUSH_LABELS];
+	const char *protocol_option;	/* how the command spells it, for messages */
+	const char *timeout_option;
+	bool given;			/* an option of these was given */
+};
+
+void push_options_init(struct push_options *po, const char *protocol_option,
+		       const char *timeout_option);
+
+/* Parse one of the push options (KEY); ARGP_ERR_UNKNOWN for another. */
+int push_options_parse(struct push_options *po, int key, char *arg, struct argp_state *state);
+
+/* The options, with a URL, make a pusher: else a usage error saying why. */
+void push_options_check(struct push_options *po, struct argp_state *state);
+
+/* "1.5 KiB": N bytes for a person. */
+void human_bytes(char *buf, size_t len, uint64_t n);
 
 #endif /* PROF_CMD_H */

@@ -14,7 +14,8 @@
 const char *argp_program_version = "prof " PROF_VERSION;
 const char *argp_program_bug_address = "<https://github.com/prof-profiler/prof/issues>";
 
-static const struct prof_cmd *const commands[] = { &cmd_record, &cmd_report, &cmd_tail, &cmd_top, NULL };
+static const struct prof_cmd *const commands[] = { &cmd_record, &cmd_report, &cmd_tail, &cmd_top,
+						    &cmd_push, NULL };
 
 static int verbosity = 1;
 

@@ -5,6 +5,7 @@
  * descendants exit (or a signal, or -d), and pass its exit status on.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ enum {
 struct record_args {
 	struct recording rc;
 	bool live;
+	struct push_options push;	/* --push: each finished file sent */
 };
 
 static const struct argp_option record_options[] = {
@@ -55,7 +57,18 @@ static const struct argp_option record_options[] = {
 	  "a new file FILE.<timestamp> once the current one holds SIZE (B, K, M, G), after "
 	  "TIME (s, m, h, d), or on SIGUSR2 (signal, the default); each reads on its own", 0 },
 	{ "switch-max-files", OPT_SWITCH_MAX_FILES, "N", 0,
-	  "with --switch-output, keep the newest N files, removing older ones", 0 },
+	  "with --switch-output, keep the newest N files, removing older ones (with --push, "
+	  "those sent; past N, the oldest unsent)", 0 },
+	{ "push", OPT_PUSH_URL, "URL", 0, "with --switch-output, send each finished file to a "
+					  "Pyroscope or Parca server at URL (see prof push)", 0 },
+	{ "push-protocol", OPT_PUSH_PROTOCOL, "PROTOCOL", 0, "ingest, push or parca (default: "
+							     "from the URL)", 0 },
+	{ "push-timeout", OPT_PUSH_TIMEOUT, "SECONDS", 0, "the most one POST may take "
+							  "(default: 10)", 0 },
+	{ "service", OPT_PUSH_SERVICE, "NAME", 0, "the service_name label of the profiles "
+						  "pushed (default: the command's name)", 0 },
+	{ "label", OPT_PUSH_LABEL, "NAME=VALUE", 0, "one more label of the profiles pushed "
+						    "(repeat for more)", 0 },
 	{ "quiet", 'q', NULL, 0, "print nothing on stderr but errors", 0 },
 	{ "verbose", 'v', NULL, 0, "after the summary, how the stacks were unwound and what "
 				   "the unwinder's tables cost (repeat for debug)", 0 },
@@ -103,10 +116,34 @@ static void parse_switch(struct argp_state *state, struct recording *a, const ch
 		   "time (with s, m, h or d)", arg);
 }
 
+/*
+ * --push: a recording in files, each sent once finished by a push queue,
+ * which keeps --switch-max-files itself (the recorder would remove a file
+ * before it was sent).
+ */
+static void check_push(struct record_args *ra, struct argp_state *state)
+{
+	struct recording *a = &ra->rc;
+
+	if (!ra->push.opts.url) {
+		if (ra->push.given)
+			argp_error(state, "--push-protocol, --push-timeout, --service and --label "
+				   "need --push=URL");
+		return;
+	}
+	if (!a->opts.switch_bytes && !a->opts.switch_ns && !a->opts.switch_signal)
+		argp_error(state, "--push needs --switch-output: each file is pushed once "
+			   "finished");
+	push_options_check(&ra->push, state);
+	ra->push.opts.max_files = a->opts.switch_max_files;
+	a->opts.switch_max_files = 0;
+}
+
 static error_t parse_record(int key, char *arg, struct argp_state *state)
 {
 	struct record_args *ra = state->input;
 	struct recording *a = &ra->rc;
+	int r;
 
 	switch (key) {
 	case 'v':
@@ -166,9 +203,11 @@ static error_t parse_record(int key, char *arg, struct argp_state *state)
 		if (a->opts.switch_max_files && !a->opts.switch_bytes && !a->opts.switch_ns &&
 		    !a->opts.switch_signal)
 			argp_error(state, "--switch-max-files needs --switch-output");
+		check_push(ra, state);
 		break;
 	default:
-		return recording_parse(a, key, arg, state);
+		r = push_options_parse(&ra->push, key, arg, state);
+		return r == ARGP_ERR_UNKNOWN ? recording_parse(a, key, arg, state) : r;
 	}
 	return 0;
 }
@@ -277,18 +316,71 @@ static void on_closed(struct recording *rc)
 	live_stop();
 }
 
+/* ", N WHAT" after BUF, when N is not 0. */
+static void more_count(char *buf, size_t len, uint64_t n, const char *what)
+{
+	size_t at = strlen(buf);
+
+	if (n && at < len)
+		snprintf(buf + at, len - at, ", %" PRIu64 " %s", n, what);
+}
+
+/* --push at the end: the files left sent, and what became of them all. */
+static void push_end(struct record_args *a, struct prof_push_queue *q, char *endpoint)
+{
+	PROF_OPTS(prof_push_stats, s);
+	char more[128] = "", size[32];
+	int r;
+
+	r = prof_push_queue_close(q, a->push.opts.timeout_ms ?: PROF_PUSH_TIMEOUT_MS, &s);
+	if (r < 0)
+		warn_msg("%s; prof push or the next prof record --push sends them", prof_errmsg());
+	if (a->rc.quiet)
+		return;
+	more_count(more, sizeof(more), s.failed, "refused");
+	more_count(more, sizeof(more), s.empty, "empty");
+	more_count(more, sizeof(more), s.skipped, "pushed before");
+	more_count(more, sizeof(more), s.unsent, "left unsent");
+	fprintf(stderr, "prof: pushed %" PRIu64 " file%s to %s (%s): %" PRIu64 " retr%s, %"
+		PRIu64 " dropped%s\n", s.pushed, s.pushed == 1 ? "" : "s", endpoint,
+		prof_push_protocol_name(a->push.opts.protocol), s.retries,
+		s.retries == 1 ? "y" : "ies", s.dropped, more);
+	if (a->rc.verbosity) {
+		human_bytes(size, sizeof(size), s.bytes);
+		fprintf(stderr, "prof: push: %" PRIu64 " samples, %s sent; a file waited %.1f s "
+			"at the most, from its end until a server took it\n", s.samples, size,
+			(double)s.max_delay_ns / 1e9);
+	}
+}
+
 static int run_record(int argc, char **argv)
 {
 	struct record_args a = { .live = false };
+	struct prof_push_queue *q = NULL;
+	char *endpoint = NULL;
+	int status;
 
 	recording_init(&a.rc, "prof.spool");
+	push_options_init(&a.push, "--push-protocol", "--push-timeout");
 	a.rc.ctx = &a;
 	a.rc.hooks = (struct recording_hooks){ .started = on_started, .tick = on_tick,
 					       .closed = on_closed };
 	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
 	set_verbosity(a.rc.quiet ? 0 : 1 + a.rc.verbosity);
+	/* before the recording: what a recording before it left is sent first */
+	if (a.push.opts.url &&
+	    (prof_push_check(&a.push.opts, &endpoint, &a.push.opts.protocol) < 0 ||
+	     prof_push_queue_open(&a.push.opts, a.rc.output, &q) < 0)) {
+		err_msg("%s", prof_errmsg());
+		free(endpoint);
+		return EXIT_FAIL;
+	}
 	recording_install_signals(&a.rc);
-	return recording_run(&a.rc);
+	status = recording_run(&a.rc);
+	if (q)
+		push_end(&a, q, endpoint);
+	free(endpoint);
+	return status;
 }
 
 const struct prof_cmd cmd_record = {

@@ -193,7 +193,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void human_bytes(char *buf, size_t len, uint64_t n)
+void human_bytes(char *buf, size_t len, uint64_t n)
 {
 	if (n < 10240)
 		snprintf(buf, len, "%" PRIu64 " B", n);

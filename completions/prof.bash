@@ -46,7 +46,7 @@ __prof_command()
 
 _prof_record()
 {
-	local opts='--pid -p --children --all-cpus -a --cpu -C --cgroup --output -o --freq -F --event -e --stack-size -s --kernel -k --off-cpu --no-inherit --duration -d --mmap-pages -m --switch-output --switch-max-files --quiet -q --verbose -v --live --help --usage --version'
+	local opts='--pid -p --children --all-cpus -a --cpu -C --cgroup --output -o --freq -F --event -e --stack-size -s --kernel -k --off-cpu --no-inherit --duration -d --mmap-pages -m --switch-output --switch-max-files --push --push-protocol --push-timeout --service --label --quiet -q --verbose -v --live --help --usage --version'
 
 	# after --, or after the first word that is not an option or its
 	# argument, the words are the command to run and its arguments
@@ -78,6 +78,13 @@ _prof_record()
 		;;
 	--switch-output)
 		__prof_words 'signal 100M 1G 10m 1h 1d'
+		return
+		;;
+	--push-protocol)
+		__prof_words 'auto ingest push parca'
+		return
+		;;
+	--push | --push-timeout | --service | --label)
 		return
 		;;
 	esac
@@ -193,9 +200,31 @@ _prof_top()
 	fi
 }
 
+_prof_push()
+{
+	local opts='--protocol --service --label --timeout --quiet -q --verbose -v --help --usage --version'
+
+	# bash splits --protocol=VALUE at the =, which becomes a word of its own
+	[[ $prev == = ]] && prev=${words[cword - 2]}
+	case $prev in
+	--protocol)
+		__prof_words 'auto ingest push parca'
+		return
+		;;
+	--service | --label | --timeout)
+		return
+		;;
+	esac
+	if [[ $cur == -* ]]; then
+		__prof_words "$opts"
+	else
+		__prof_files '*.spool*'
+	fi
+}
+
 _prof()
 {
-	local commands='record report tail top'
+	local commands='record report tail top push'
 	local opts='--help --usage --version'
 	local cur prev words cword skip=0 i
 

@@ -54,6 +54,7 @@ complete -c prof -n __prof_needs_command -a record -d 'run a command and sample 
 complete -c prof -n __prof_needs_command -a report -d 'print the profile recorded in a spool'
 complete -c prof -n __prof_needs_command -a tail -d 'follow a spool while it is written'
 complete -c prof -n __prof_needs_command -a top -d 'show the hottest functions of the machine or of processes, live'
+complete -c prof -n __prof_needs_command -a push -d 'send spool files to Pyroscope or Parca'
 
 # prof record [OPTION...] [-- COMMAND [ARG...]]
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l pid -s p -x -a '(__fish_complete_pids)' -d 'attach to running processes instead of running a command'
@@ -69,6 +70,11 @@ complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l kern
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l off-cpu -d 'also record where threads wait: a stack at each switch-out, timed until the thread runs again'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l switch-output -f -a 'signal 100M 1G 10m 1h 1d' -d 'a new file FILE.<timestamp> after SIZE or TIME, or on SIGUSR2'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l switch-max-files -x -d 'with --switch-output, keep the newest N files'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l push -x -d 'with --switch-output, send each finished file to a Pyroscope or Parca server at URL'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l push-protocol -x -a 'auto ingest push parca' -d 'how --push sends'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l push-timeout -x -d 'the most one POST may take (default 10)'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l service -x -d 'the service_name label of the profiles pushed'
+complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l label -x -d 'one more label of the profiles pushed (NAME=VALUE)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l no-inherit -d 'do not follow child processes (threads are still followed)'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l duration -s d -x -d 'stop after SECONDS, sending the command SIGTERM'
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l mmap-pages -s m -x -d 'data pages of each per-CPU ring (a power of two)'
@@ -142,3 +148,15 @@ complete -c prof -n '__prof_using top; and not __prof_after_dashdash' -l usage -
 complete -c prof -n '__prof_using top; and not __prof_after_dashdash' -l version -s V -d 'print program version'
 complete -c prof -n '__prof_using top; and not __prof_after_dashdash' -a -- -d 'the command to run follows'
 complete -c prof -n '__prof_using top; and __prof_after_dashdash' -a '(__prof_complete_target)'
+
+# prof push [OPTION...] URL FILE...
+complete -c prof -n '__prof_using push' -l protocol -x -a 'auto ingest push parca' -d "how to send: Pyroscope's ingest or push API, or Parca's WriteRaw"
+complete -c prof -n '__prof_using push' -l service -x -d 'the service_name label'
+complete -c prof -n '__prof_using push' -l label -x -d 'one more label of every profile (NAME=VALUE)'
+complete -c prof -n '__prof_using push' -l timeout -x -d 'the most one POST may take (default 10)'
+complete -c prof -n '__prof_using push' -l quiet -s q -d 'print nothing on stderr but errors'
+complete -c prof -n '__prof_using push' -l verbose -s v -d 'say what became of each file'
+complete -c prof -n '__prof_using push' -l help -d 'give this help list'
+complete -c prof -n '__prof_using push' -l usage -d 'give a short usage message'
+complete -c prof -n '__prof_using push' -l version -s V -d 'print program version'
+complete -c prof -n '__prof_using push' -k -a '(__fish_complete_suffix .spool)'

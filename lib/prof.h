@@ -10,6 +10,7 @@
  *   <prof/report.h>     profiles, filters and the report formats
  *   <prof/record.h>     launching, attaching, recording with perf events
  *   <prof/tail.h>       following a spool while it is written; the live view
+ *   <prof/push.h>       sending a recording's files to Pyroscope or Parca
  *
  * Conventions:
  *   - fallible functions return >= 0 on success and a negative errno on
@@ -38,7 +39,8 @@
  * take it first are prof_<object>_<verb>: prof_spool_* read a spool
  * (struct prof_spool), prof_spool_writer_* write one, prof_symbolizer_*,
  * prof_profile_*, prof_filter_*, prof_report_*, prof_launched_*,
- * prof_recorder_*, prof_tail_* and prof_tail_view_* do what they say.  A
+ * prof_recorder_*, prof_tail_*, prof_tail_view_*, prof_pusher_* and
+ * prof_push_queue_* do what they say.  A
  * record is an entry of a spool (struct prof_record); an event is a perf
  * event (enum prof_event_kind); a sink takes bytes (struct prof_sink).  The
  * verbs keep one meaning each: _new makes a heap object and _free frees
@@ -68,7 +70,8 @@
  * that tail and prof_recorder_close() or prof_recorder_free() must not
  * run at the same time.  The pure helpers (names of kinds, states and
  * formats, prof_max_sample_rate(), prof_counters_lost_total()) are safe
- * anywhere.
+ * anywhere.  A push queue is a thread of its own, which calls the log
+ * function; its handle is used by the thread that opened it.
  */
 #ifndef LIBPROF_PROF_H
 #define LIBPROF_PROF_H
@@ -79,5 +82,6 @@
 #include <prof/report.h>
 #include <prof/record.h>
 #include <prof/tail.h>
+#include <prof/push.h>
 
 #endif /* LIBPROF_PROF_H */
