@@ -10,6 +10,7 @@
  *   <prof/report.h>     profiles, filters and the report formats
  *   <prof/record.h>     launching, attaching, recording with perf events
  *   <prof/tail.h>       following a spool while it is written; the live view
+ *   <prof/serve.h>      serving a recording over HTTP, as Go's net/http/pprof
  *
  * Conventions:
  *   - fallible functions return >= 0 on success and a negative errno on
@@ -79,5 +80,6 @@
 #include <prof/report.h>
 #include <prof/record.h>
 #include <prof/tail.h>
+#include <prof/serve.h>
 
 #endif /* LIBPROF_PROF_H */
