@@ -29,6 +29,7 @@ struct serve_args {
 	struct recording rc;
 	struct prof_serve_opts so;
 	struct prof_serve *srv;
+	bool started;			/* recording, and said where it serves */
 };
 
 static const struct argp_option serve_options[] = {
@@ -171,6 +172,7 @@ static void on_started(struct recording *rc, struct prof_recorder *rec)
 
 	(void)rec;
 	fprintf(stderr, "prof: serving %s\n", prof_serve_url(a->srv));
+	a->started = true;
 }
 
 static int on_tick(struct recording *rc, struct prof_recorder *rec)
@@ -219,7 +221,9 @@ static int run_serve(int argc, char **argv)
 	prof_serve_recorder_opts(a.srv, &a.rc.opts);
 	recording_install_signals(&a.rc);
 	code = recording_run(&a.rc);
-	print_stats(a.srv);
+	/* a recording that could not start served nothing: its error says it all */
+	if (a.started)
+		print_stats(a.srv);
 	prof_serve_free(a.srv);
 	while (nwarned)
 		free(warned[--nwarned]);

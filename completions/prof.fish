@@ -54,6 +54,7 @@ complete -c prof -n __prof_needs_command -a record -d 'run a command and sample 
 complete -c prof -n __prof_needs_command -a report -d 'print the profile recorded in a spool'
 complete -c prof -n __prof_needs_command -a tail -d 'follow a spool while it is written'
 complete -c prof -n __prof_needs_command -a top -d 'show the hottest functions of the machine or of processes, live'
+complete -c prof -n __prof_needs_command -a serve -d 'record the machine without end, and serve its profiles over HTTP'
 
 # prof record [OPTION...] [-- COMMAND [ARG...]]
 complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -l pid -s p -x -a '(__fish_complete_pids)' -d 'attach to running processes instead of running a command'
@@ -142,3 +143,22 @@ complete -c prof -n '__prof_using top; and not __prof_after_dashdash' -l usage -
 complete -c prof -n '__prof_using top; and not __prof_after_dashdash' -l version -s V -d 'print program version'
 complete -c prof -n '__prof_using top; and not __prof_after_dashdash' -a -- -d 'the command to run follows'
 complete -c prof -n '__prof_using top; and __prof_after_dashdash' -a '(__prof_complete_target)'
+
+# prof serve [OPTION...] [-p PID...]
+complete -c prof -n '__prof_using serve' -l listen -x -a '127.0.0.1:6060 127.0.0.1:0 unix:' -d 'answer on ADDR:PORT, [IPv6]:PORT or unix:PATH'
+complete -c prof -n '__prof_using serve' -l pid -s p -x -a '(__fish_complete_pids)' -d 'record running processes instead of the whole machine'
+complete -c prof -n '__prof_using serve' -l cpu -s C -x -d 'the whole machine: only these CPUs'
+complete -c prof -n '__prof_using serve' -l cgroup -x -a '(__fish_complete_directories)' -d 'the whole machine: only the tasks of this cgroup'
+complete -c prof -n '__prof_using serve' -l freq -s F -x -a 'max 19 99' -d 'sample HZ times a second, or max (default 999)'
+complete -c prof -n '__prof_using serve' -l event -s e -x -a 'cpu-clock task-clock cycles' -d 'the event to sample'
+complete -c prof -n '__prof_using serve' -l kernel -s k -d 'record kernel frames too, above the user stack'
+complete -c prof -n '__prof_using serve' -l off-cpu -d 'also record where threads wait (for weight=off-cpu and wall)'
+complete -c prof -n '__prof_using serve' -l duration -s d -x -d 'stop after SECONDS'
+complete -c prof -n '__prof_using serve' -l dir -x -a '(__fish_complete_directories)' -d 'keep the recording\'s files in DIR'
+complete -c prof -n '__prof_using serve' -l keep -x -d 'how far back /debug/pprof/last reaches (default 300)'
+complete -c prof -n '__prof_using serve' -l max-seconds -x -d 'the most seconds a request for the next seconds may ask for (default 300)'
+complete -c prof -n '__prof_using serve' -l max-connections -x -d 'clients served at once (default 16)'
+complete -c prof -n '__prof_using serve' -l verbose -s v -d 'log each answer (repeat for libmicrohttpd\'s messages)'
+complete -c prof -n '__prof_using serve' -l help -d 'give this help list'
+complete -c prof -n '__prof_using serve' -l usage -d 'give a short usage message'
+complete -c prof -n '__prof_using serve' -l version -s V -d 'print program version'

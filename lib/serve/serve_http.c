@@ -160,6 +160,8 @@ uint64_t http_sweep(struct prof_serve *s, uint64_t now_ns)
 		shutdown(k->fd, SHUT_RDWR);
 		k->cut = true;
 		cut++;
+		pr_info("cut a connection past its deadline: a request that did not come "
+			"whole, or an answer not taken, in time");
 	}
 	pthread_mutex_unlock(&s->conns_lock);
 	return cut;
@@ -268,8 +270,12 @@ static int parse_seconds(const char *v, unsigned dflt, unsigned max, const char 
 		return 0;
 	}
 	if (!*v || strspn(v, "0123456789") != strlen(v)) {
-		strtod(v, &end);
-		snprintf(msg, len, "seconds: not a %snumber: %s", *v && !*end ? "whole " : "",
+		double d = strtod(v, &end);
+
+		/* "-3", "1.5": numbers, but not of seconds; "abc": none */
+		snprintf(msg, len, "seconds: %s: %s",
+			 !*v || *end ? "not a number" : d < 1 ? "must be at least 1"
+							      : "not a whole number",
 			 shown(v, buf, sizeof(buf)));
 		return -EINVAL;
 	}
