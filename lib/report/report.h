@@ -228,6 +228,14 @@ struct pprof_opts {
 int report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
 		 struct prof_filter *f, const struct pprof_opts *o, uint64_t *ret_samples);
 
+/*
+ * With a time range, F keeps the off-CPU intervals that overlap it, each
+ * weighed by its part inside (filter_each_event()), rather than those that
+ * began in it, whole: a window of a recording that goes on (prof serve)
+ * holds the time its threads waited in it, however long before they began.
+ */
+void filter_clip_intervals(struct prof_filter *f);
+
 /* report_text.c: text as every format writes it. */
 
 /* Print NAME for a report: control characters become '?', and ';' too if FOLDED. */

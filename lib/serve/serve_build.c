@@ -95,8 +95,13 @@ static int window_filter(const struct prof_spool *sp, const struct build_window 
 	else
 		snprintf(range, sizeof(range), "%.9f,%.9f", (double)(w->from_ns - origin) / 1e9,
 			 (double)(w->to_ns - origin) / 1e9);
-	return prof_filter_new(&PROF_INIT(prof_filter_opts, .time = range, .weight = w->weight),
-			       ret);
+	int r = prof_filter_new(&PROF_INIT(prof_filter_opts, .time = range, .weight = w->weight),
+				ret);
+
+	/* a wait counts for its part in the window, however long before it began */
+	if (r == 0)
+		filter_clip_intervals(*ret);
+	return r;
 }
 
 int build_profile(struct serve_files *f, const struct build_window *w, char **ret,

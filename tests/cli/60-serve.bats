@@ -146,6 +146,18 @@ at_least() {
 	grep -qE ' sleep_phase( |$)' raw.txt
 }
 
+@test "weight=off-cpu counts a wait for its part in the span: a sleep begun before it waits all of it" {
+	require_cmd go golang-go
+	start_target "$(command -v sleep)" 120
+	start_serve --off-cpu -p "$TARGET"
+	sleep 1
+	pprof_raw "${URL}profile?seconds=2&weight=off-cpu"
+	# the values of the samples: count, then off-CPU ns
+	awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
+	     on && /^ +[0-9]+ +[0-9]+: / { ns += $2 } END { print ns + 0 }' raw.txt >ns
+	awk '{ exit !($1 >= 1.98e9 && $1 <= 2.0e9) }' ns || fail "$(cat ns) ns off-CPU in 2 s of sleep"
+}
+
 @test "a window without a sample is an empty profile that go tool pprof reads" {
 	require_cmd go golang-go
 	start_target "$(command -v sleep)" 120

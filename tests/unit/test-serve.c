@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "internal.h"
+#include "report/report.h"
 #include "serve/serve_build.h"
 #include "serve/serve_files.h"
 #include "serve/serve_listen.h"
@@ -257,6 +258,81 @@ static int write_file(const char *path, uint64_t start, int n, bool trailer)
 		r = prof_spool_writer_finish(w, &PROF_INIT(prof_counters, .samples = (uint64_t)n,
 							   .mono_end_ns = start + 10 * S));
 	return prof_spool_writer_close(w) ?: r;
+}
+
+/*
+ * A spool at PATH begun at START with one off-CPU interval, from START + 1 s
+ * to START + 7 s (the thread blocked: its stack a state frame).
+ */
+static int write_waits(const char *path, uint64_t start)
+{
+	struct prof_spool_writer *w;
+	PROF_OPTS(prof_meta, meta, .mono_start_ns = start, .wall_start_ns = 1700000000ull * S,
+		  .event = "cpu-clock", .freq_hz = 99, .hostname = "host", .kernel_release = "6.1",
+		  .arch = "x86_64", .page_size = 4096, .prof_version = PROF_VERSION,
+		  .flags = PROF_META_OFFCPU);
+	int64_t p, t, fr, st;
+	int r;
+
+	r = prof_spool_writer_open(path, &meta, NULL, &w);
+	if (r < 0)
+		return r;
+	p = prof_spool_writer_add_process(w, &PROF_INIT(prof_process, .pid = 7, .time_ns = start,
+							.comm = "app", .exe = ""));
+	t = prof_spool_writer_add_thread(w, &PROF_INIT(prof_thread, .process = (uint32_t)p, .tid = 7,
+						      .time_ns = start, .name = "app"));
+	fr = prof_spool_writer_intern_frame(w, &PROF_INIT(prof_frame, .kind = PROF_FRAME_STATE,
+							  .addr = PROF_OFFCPU_STATE_BLOCKED));
+	st = prof_spool_writer_intern_stack(w, 0, (uint32_t)fr);
+	r = st > 0 ? prof_spool_writer_add_offcpu(w, &PROF_INIT(prof_offcpu, .time_ns = start + S,
+				.duration_ns = 6 * S, .thread = (uint32_t)t, .stack = (uint32_t)st,
+				.user_stack = (uint32_t)st, .state = PROF_OFFCPU_STATE_BLOCKED,
+				.end = PROF_OFFCPU_END_SWITCH_IN)) : -EINVAL;
+	return prof_spool_writer_close(w) ?: r;
+}
+
+/* The off-CPU time of the spool at PATH in RANGE, with intervals clipped to it; -errno. */
+static long long waited_ms(const char *path, const char *range)
+{
+	struct prof_filter *f = NULL;
+	struct prof_profile *p = NULL;
+	struct prof_spool *sp = NULL;
+	long long ms = -1;
+	int r;
+
+	r = prof_spool_open(path, &sp);
+	if (r == 0)
+		r = prof_filter_new(&PROF_INIT(prof_filter_opts, .time = range,
+					       .weight = PROF_WEIGHT_OFFCPU), &f);
+	if (r == 0) {
+		filter_clip_intervals(f);
+		r = prof_profile_new(&p);
+	}
+	if (r == 0)
+		r = prof_profile_read(p, sp, f, NULL);
+	if (r == 0)
+		ms = (long long)(prof_profile_total(p) / 1000000);
+	prof_profile_free(p);
+	prof_filter_free(f);
+	prof_spool_close(sp);
+	return r < 0 ? r : ms;
+}
+
+TEST(serve_window_clips_intervals)
+{
+	char path[] = "/tmp/prof-test-waits.XXXXXX";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_INT(write_waits(path, 100 * S), ==, 0);
+	/* the wait, 1 s to 7 s: the part of it inside each window */
+	CHECK_INT(waited_ms(path, "2,5"), ==, 3000);
+	CHECK_INT(waited_ms(path, "6,10"), ==, 1000);
+	CHECK_INT(waited_ms(path, "0,10"), ==, 6000);
+	CHECK_INT(waited_ms(path, ",3"), ==, 2000);
+	CHECK_INT(waited_ms(path, "8,9"), ==, 0);
+	unlink(path);
 }
 
 /* The samples build_profile() finds from FROM to TO (in s after BASE); -errno. */
