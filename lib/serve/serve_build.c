@@ -9,6 +9,7 @@
  * scraper gets a profile for every scrape).  It runs on the thread of the
  * request, one at a time, never on the recording loop's.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,12 @@ int build_profile(struct serve_files *f, const struct build_window *w, char **re
 	prof_filter_free(filter);
 	prof_symbolizer_free(sym);
 	prof_spool_close(sp);
+	/*
+	 * What the build took (the DWARF line tables of every module named, most
+	 * of it) goes back to the system now, not when this thread's arena is
+	 * next used: a server's memory between scrapes is the recorder's.
+	 */
+	malloc_trim(0);
 	if (r < 0) {
 		free(buf);
 		return r;
