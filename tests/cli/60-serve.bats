@@ -231,18 +231,18 @@ at_least() {
 	start_serve -p "$TARGET"
 	run -0 hostile truncated
 	assert_line --regexp '^truncated: [0-9]+ answers, [0-9]+ closes$'
-	assert_line 'normal request: status 200, a profile'
+	assert_line 'normal request: status 200, a profile with samples'
 	run -0 hostile huge-header
 	assert_line --regexp '^huge header: (HTTP/1\.1 431 .*|closed)$'
-	assert_line 'normal request: status 200, a profile'
+	assert_line 'normal request: status 200, a profile with samples'
 	run -0 hostile garbage
 	assert_line --regexp '^garbage: (HTTP/1\.1 400 .*|closed)$'
-	assert_line 'normal request: status 200, a profile'
+	assert_line 'normal request: status 200, a profile with samples'
 	# 16 connections at most, 8 from one address: the others are closed at
 	# once, and another address is still answered while they are held
 	run -0 hostile many
 	assert_line --regexp '^50 connections: (4[2-9]|50) closed at once$'
-	assert_equal "$(grep -c '^normal request: status 200, a profile$' <<<"$output")" 2
+	assert_equal "$(grep -c '^normal request: status 200, a profile with samples$' <<<"$output")" 2
 	kill -0 "$SERVE"
 	stop_serve
 	assert_equal "$rc" 0
@@ -253,7 +253,7 @@ at_least() {
 	start_target "$T/ladder" 120
 	start_serve -v -p "$TARGET"
 	run -0 hostile slow
-	assert_line 'normal request: status 200, a profile'
+	assert_line 'normal request: status 200, a profile with samples'
 	assert_line --regexp '^slow client cut after [0-9]+ bytes$'
 	grep -q '^prof: cut a connection past its deadline' serve.err
 	stop_serve
