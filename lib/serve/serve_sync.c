@@ -68,6 +68,20 @@ int sync_sleep_until(struct serve_sync *s, uint64_t until_ns, bool (*gone)(void 
 	return r;
 }
 
+/*
+ * Wait once more for a change on S (its lock held): 0 to look again,
+ * SYNC_STOPPING, or SYNC_TIMEOUT once DEADLINE_NS has passed.
+ */
+static int wait_turn(struct serve_sync *s, uint64_t deadline_ns)
+{
+	if (s->stopping)
+		return SYNC_STOPPING;
+	if (clock_ns(CLOCK_MONOTONIC) >= deadline_ns)
+		return SYNC_TIMEOUT;
+	wait_until(s, deadline_ns);
+	return 0;
+}
+
 int sync_wait_published(struct serve_sync *s, uint64_t at_ns, uint64_t deadline_ns)
 {
 	int r = 0;
@@ -75,13 +89,8 @@ int sync_wait_published(struct serve_sync *s, uint64_t at_ns, uint64_t deadline_
 	pthread_mutex_lock(&s->lock);
 	if (at_ns > s->want_ns)
 		s->want_ns = at_ns;
-	while (!s->stopping && s->published_ns < at_ns) {
-		if (clock_ns(CLOCK_MONOTONIC) >= deadline_ns) {
-			r = SYNC_TIMEOUT;
-			break;
-		}
-		wait_until(s, deadline_ns);
-	}
+	while (r == 0 && s->published_ns < at_ns)
+		r = wait_turn(s, deadline_ns);
 	if (r == 0 && s->stopping)
 		r = SYNC_STOPPING;
 	pthread_mutex_unlock(&s->lock);
@@ -113,13 +122,8 @@ int sync_build_begin(struct serve_sync *s, uint64_t deadline_ns)
 	int r = 0;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->stopping && s->building) {
-		if (clock_ns(CLOCK_MONOTONIC) >= deadline_ns) {
-			r = SYNC_TIMEOUT;
-			break;
-		}
-		wait_until(s, deadline_ns);
-	}
+	while (r == 0 && s->building)
+		r = wait_turn(s, deadline_ns);
 	if (r == 0 && s->stopping)
 		r = SYNC_STOPPING;
 	if (r == 0)
