@@ -36,7 +36,9 @@ extern "C" {
  * (10 s, however slowly it trickles in) and to take a response (60 s),
  * seconds (max_seconds, keep_seconds), and one profile is built at a
  * time.  The HTTP library, libmicrohttpd, is loaded when a server starts,
- * so that a program that never serves never loads it.
+ * so that a program that never serves never loads it.  A server is used by
+ * one thread, the recording loop's (prof_serve_tick(), prof_serve_stats());
+ * the threads that answer requests are its own.
  */
 struct prof_serve;
 
@@ -72,8 +74,10 @@ struct prof_serve_opts {
  * server that is gone is replaced, and removed by prof_serve_free().
  * Returns: 0 and *ret; -EINVAL (options, an address that does not parse);
  * -EADDRINUSE, -EACCES and the other errors of socket(2), bind(2) and
- * listen(2) (the message names the address); -ENOTSUP (libmicrohttpd.so.12
- * cannot be loaded); -ENOMEM; the errors of making the directory.
+ * listen(2) (the message names the address); -EEXIST (a unix socket's
+ * path is another kind of file); -ENOTSUP (libmicrohttpd.so.12 cannot be
+ * loaded); -EIO (libmicrohttpd did not start); -ENOMEM; the errors of
+ * making the directory, or of a given one (-ENOENT, -ENOTDIR, -EACCES).
  */
 int prof_serve_new(const struct prof_serve_opts *opts, struct prof_serve **ret);
 
