@@ -35,6 +35,7 @@ extern const struct prof_cmd cmd_record;
 extern const struct prof_cmd cmd_report;
 extern const struct prof_cmd cmd_tail;
 extern const struct prof_cmd cmd_top;
+extern const struct prof_cmd cmd_serve;
 
 /* "prof: <msg>" on stderr. */
 void err_msg(const char *fmt, ...) PROF_PRINTF(1, 2);
@@ -49,6 +50,9 @@ int check_weight(const struct prof_spool *sp, enum prof_weight w);
 
 /* 0 quiet (errors only), 1 normal (warnings), 2 info, 3 debug. */
 void set_verbosity(int level);
+
+/* The library's log line MSG, as the verbosity says (a prof_log_fn; CTX unused). */
+void print_log(enum prof_log_level level, const char *msg, void *ctx);
 
 /* Print the long (and short) options of ARGP, one per line, for the docs sync. */
 void list_options(const struct argp *argp);

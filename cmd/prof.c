@@ -15,7 +15,7 @@ const char *argp_program_version = "prof " PROF_VERSION;
 const char *argp_program_bug_address = "<https://github.com/prof-profiler/prof/issues>";
 
 static const struct prof_cmd *const commands[] = { &cmd_record, &cmd_report, &cmd_tail, &cmd_top,
-						    &cmd_push, NULL };
+						    &cmd_push, &cmd_serve, NULL };
 
 static int verbosity = 1;
 
@@ -27,9 +27,12 @@ void set_verbosity(int level)
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	fflush(stdout);
+	/* one line, though other threads (prof serve's) say theirs at once */
+	flockfile(stderr);
 	fprintf(stderr, "prof: %s", prefix);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void err_msg(const char *fmt, ...)
@@ -63,7 +66,7 @@ int check_weight(const struct prof_spool *sp, enum prof_weight w)
 	return r;
 }
 
-static void print_log(enum prof_log_level level, const char *msg, void *ctx)
+void print_log(enum prof_log_level level, const char *msg, void *ctx)
 {
 	(void)ctx;
 	if (level == PROF_LOG_WARN)

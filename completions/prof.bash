@@ -222,9 +222,48 @@ _prof_push()
 	fi
 }
 
+_prof_serve()
+{
+	local opts='--listen --pid -p --cpu -C --cgroup --freq -F --event -e --kernel -k --off-cpu --duration -d --dir --keep --max-seconds --max-connections --verbose -v --help --usage --version'
+
+	[[ $prev == = ]] && prev=${words[cword - 2]}
+	case $prev in
+	--listen)
+		__prof_words '127.0.0.1:6060 127.0.0.1:0 [::1]:6060 unix:'
+		return
+		;;
+	--event | -e)
+		__prof_words 'cpu-clock task-clock cycles'
+		return
+		;;
+	--freq | -F)
+		__prof_words 'max 19 99'
+		return
+		;;
+	--pid | -p)
+		mapfile -t COMPREPLY < <(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")
+		return
+		;;
+	--cgroup)
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		return
+		;;
+	--dir)
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		return
+		;;
+	--cpu | -C | --duration | -d | --keep | --max-seconds | --max-connections)
+		return
+		;;
+	esac
+	__prof_words "$opts"
+}
+
 _prof()
 {
-	local commands='record report tail top push'
+	local commands='record report tail top push serve'
 	local opts='--help --usage --version'
 	local cur prev words cword skip=0 i
 

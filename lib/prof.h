@@ -11,6 +11,7 @@
  *   <prof/record.h>     launching, attaching, recording with perf events
  *   <prof/tail.h>       following a spool while it is written; the live view
  *   <prof/push.h>       sending a recording's files to Pyroscope or Parca
+ *   <prof/serve.h>      serving a recording over HTTP, as Go's net/http/pprof
  *
  * Conventions:
  *   - fallible functions return >= 0 on success and a negative errno on
@@ -83,5 +84,6 @@
 #include <prof/record.h>
 #include <prof/tail.h>
 #include <prof/push.h>
+#include <prof/serve.h>
 
 #endif /* LIBPROF_PROF_H */

@@ -42,6 +42,7 @@ struct prof_filter {
 	size_t path_cap;
 	uint64_t start_ns;	/* time 0: the recording's start, else the first sample */
 	bool started;
+	bool clip;		/* intervals count for their part inside the time range */
 	enum prof_weight weight;
 };
 
@@ -297,6 +298,17 @@ static uint32_t user_part(const struct prof_spool *sp, uint32_t stack)
 	return stack;
 }
 
+/* Time 0 of the time range: the recording's start, else the first thing read, at TIME. */
+static void start_at(struct prof_filter *f, const struct prof_spool *sp, uint64_t time)
+{
+	if (!f->started) {
+		f->start_ns = prof_spool_meta(sp)->mono_start_ns;
+		if (!f->start_ns || f->start_ns > time)
+			f->start_ns = time;
+		f->started = true;
+	}
+}
+
 /*
  * Whether what THREAD had on STACK at TIME is kept: 1 and *RET_STACK (its
  * stack, or USER_STACK with no_kernel), 0, or -errno.
@@ -311,12 +323,7 @@ static int keep(struct prof_filter *f, const struct prof_spool *sp, struct prof_
 	double at;
 	int r;
 
-	if (!f->started) {
-		f->start_ns = prof_spool_meta(sp)->mono_start_ns;
-		if (!f->start_ns || f->start_ns > time)
-			f->start_ns = time;
-		f->started = true;
-	}
+	start_at(f, sp, time);
 	if (f->npids && !(proc && has_id(f->pids, f->npids, proc->pid)))
 		return 0;
 	if (f->ntids && !(t && has_id(f->tids, f->ntids, t->tid)))
@@ -363,6 +370,35 @@ int prof_filter_offcpu(struct prof_filter *f, const struct prof_spool *sp,
 	return r < 0 ? r : keep(f, sp, sym, o.thread, o.time_ns, o.stack, o.user_stack, ret_stack);
 }
 
+void filter_clip_intervals(struct prof_filter *f)
+{
+	f->clip = true;
+}
+
+/*
+ * prof_filter_offcpu() of a filter that clips: an interval kept when it
+ * overlaps the time range, *RET_NS the time of it inside.
+ */
+static int keep_clipped(struct prof_filter *f, const struct prof_spool *sp,
+			struct prof_symbolizer *sym, const struct prof_offcpu *o,
+			uint32_t *ret_stack, uint64_t *ret_ns)
+{
+	uint64_t lo, hi, end = o->time_ns + o->duration_ns;
+	int r;
+
+	start_at(f, sp, o->time_ns);
+	lo = f->from_s > 0 ? f->start_ns + (uint64_t)(f->from_s * 1e9) : 0;
+	hi = isfinite(f->to_s) ? f->start_ns + (uint64_t)(f->to_s * 1e9) : UINT64_MAX;
+	if (end < lo || o->time_ns > hi)
+		return 0;
+	/* kept as the part inside: its time is where that begins */
+	r = keep(f, sp, sym, o->thread, o->time_ns > lo ? o->time_ns : lo, o->stack,
+		 o->user_stack, ret_stack);
+	if (r > 0)
+		*ret_ns = (end < hi ? end : hi) - (o->time_ns > lo ? o->time_ns : lo);
+	return r;
+}
+
 enum prof_weight prof_filter_weight(const struct prof_filter *f)
 {
 	return f ? f->weight : PROF_WEIGHT_CPU;
@@ -392,7 +428,12 @@ int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct
 				.offcpu = o,
 				.weight = report_weight(w, true, o->duration_ns),
 			};
-			r = f ? prof_filter_offcpu(f, sp, sym, o, &e.s.stack) : 1;
+			if (f && f->clip && f->has_time) {
+				r = keep_clipped(f, sp, sym, o, &e.s.stack, &e.s.period);
+				e.weight = report_weight(w, true, e.s.period);
+			} else {
+				r = f ? prof_filter_offcpu(f, sp, sym, o, &e.s.stack) : 1;
+			}
 		} else {
 			continue;
 		}

@@ -312,7 +312,7 @@ static void put_value_type(struct pprof *x, unsigned field, const char *type, co
 	pb_msg(&x->out, field, &x->line);
 }
 
-static int write_profile(FILE *out, struct pprof *x)
+static int write_profile(FILE *out, struct pprof *x, const struct pprof_opts *o)
 {
 	const struct prof_meta *meta = prof_spool_meta(x->sp);
 	const struct prof_counters *cnt = prof_spool_counters(x->sp);
@@ -330,8 +330,10 @@ static int write_profile(FILE *out, struct pprof *x)
 		r = put_sample(x, &x->cells[i]);
 	if (r < 0)
 		return r;
-	pb_uint(&x->out, 9, meta->wall_start_ns);
-	if (cnt && cnt->mono_end_ns > meta->mono_start_ns)
+	pb_uint(&x->out, 9, o->time_ns ? o->time_ns : meta->wall_start_ns);
+	if (o->duration_ns)
+		pb_uint(&x->out, 10, o->duration_ns);
+	else if (cnt && cnt->mono_end_ns > meta->mono_start_ns)
 		pb_uint(&x->out, 10, cnt->mono_end_ns - meta->mono_start_ns);
 	put_value_type(x, 11, what, "nanoseconds");
 	if (x->weight == PROF_WEIGHT_CPU)
@@ -353,18 +355,21 @@ static int pprof_event(const struct report_event *e, void *ctx)
 	return count_sample(x, &e->s, e->s.stack, ns);
 }
 
-int prof_report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
-		      struct prof_filter *f, uint64_t *ret_samples)
+int report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
+		 struct prof_filter *f, const struct pprof_opts *o, uint64_t *ret_samples)
 {
+	static const struct pprof_opts defaults;
 	struct pprof x = { .sp = sp, .sym = sym, .weight = prof_filter_weight(f) };
 	uint64_t n = 0;
 	int r;
 
 	if (!out || !sp || !sym)
 		return error_setx(-EINVAL, "nothing to report");
+	if (!o)
+		o = &defaults;
 	r = filter_each_event(sp, sym, f, pprof_event, &x, &n);
-	if (r == 0 && n)
-		r = write_profile(out, &x);
+	if (r == 0 && (n || o->empty))
+		r = write_profile(out, &x, o);
 	if (r == 0 && ret_samples)
 		*ret_samples = n;
 	errno = 0;
@@ -381,4 +386,10 @@ int prof_report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *
 	free(x.sub.p);
 	free(x.line.p);
 	return r;
+}
+
+int prof_report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
+		      struct prof_filter *f, uint64_t *ret_samples)
+{
+	return report_pprof(out, sp, sym, f, NULL, ret_samples);
 }

@@ -213,6 +213,29 @@ typedef int (*event_fn)(const struct report_event *e, void *ctx);
 int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
 		      event_fn fn, void *ctx, uint64_t *ret_n);
 
+/*
+ * How report_pprof() writes a profile where prof_report_pprof()'s
+ * defaults do not fit: a window of a recording that goes on (prof serve)
+ * has its own time and duration, and is a profile even when empty.
+ */
+struct pprof_opts {
+	uint64_t time_ns;	/* time_nanos, wall clock; 0: the recording's start */
+	uint64_t duration_ns;	/* duration_nanos; 0: the recording's, once it ended */
+	bool empty;		/* write a profile without samples rather than nothing */
+};
+
+/* prof_report_pprof() as O (NULL: its defaults) says.  Returns: those of prof_report_pprof(). */
+int report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
+		 struct prof_filter *f, const struct pprof_opts *o, uint64_t *ret_samples);
+
+/*
+ * With a time range, F keeps the off-CPU intervals that overlap it, each
+ * weighed by its part inside (filter_each_event()), rather than those that
+ * began in it, whole: a window of a recording that goes on (prof serve)
+ * holds the time its threads waited in it, however long before they began.
+ */
+void filter_clip_intervals(struct prof_filter *f);
+
 /* report_text.c: text as every format writes it. */
 
 /* Print NAME for a report: control characters become '?', and ';' too if FOLDED. */

@@ -4,13 +4,13 @@ load test_helper
 
 @test "no command is a usage error that names the commands" {
 	run -64 --separate-stderr "$PROF"
-	assert_equal "${stderr_lines[0]}" "prof: no command given; the commands are: record, report, tail, top, push"
+	assert_equal "${stderr_lines[0]}" "prof: no command given; the commands are: record, report, tail, top, push, serve"
 	assert_equal "$output" ""
 }
 
 @test "an unknown command is a usage error that names the valid ones" {
 	run -64 --separate-stderr "$PROF" recrod
-	assert_equal "${stderr_lines[0]}" "prof: 'recrod' is not a prof command; the commands are: record, report, tail, top, push"
+	assert_equal "${stderr_lines[0]}" "prof: 'recrod' is not a prof command; the commands are: record, report, tail, top, push, serve"
 	assert_equal "${stderr_lines[1]}" "Try \`prof --help' or \`prof --usage' for more information."
 }
 

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve_build.c - the profile prof serve sends for a window of the
+ * recording: the files that may hold it, read as one recording
+ * (prof_spool_open_many()), the samples of the window kept by the report's
+ * time filter (the window in seconds from the first file's start), written
+ * as go tool pprof reads them into memory, with the window's own time and
+ * duration, and as an empty profile when the window holds no sample (a
+ * scraper gets a profile for every scrape).  It runs on the thread of the
+ * request, one at a time, never on the recording loop's.
+ */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "report/report.h"
+#include "serve_build.h"
+
+static void free_paths(char **paths, size_t n)
+{
+	while (n)
+		free(paths[--n]);
+	free(paths);
+}
+
+int build_check_weight(struct serve_files *f, enum prof_weight w)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct prof_spool *sp = NULL;
+	char **paths;
+	size_t n, i;
+	int r;
+
+	r = files_pick(f, now, now, &paths, &n);
+	if (r < 0)
+		return r;
+	/* the newest file whose metadata is written (a new file's may not be yet) */
+	for (i = n; i > 0 && !sp; i--)
+		if (prof_spool_open(paths[i - 1], &sp) < 0)
+			sp = NULL;
+	free_paths(paths, n);
+	if (!sp) {
+		prof_errmsg_clear();
+		return 1;
+	}
+	r = prof_spool_check_weight(sp, w);
+	prof_spool_close(sp);
+	return r;
+}
+
+/* Open the files of the window: 0 and *RET; -ENOENT when there are none. */
+static int open_window(struct serve_files *f, const struct build_window *w,
+		       struct prof_spool **ret)
+{
+	char **paths;
+	size_t n, i, k;
+	int r, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		r = files_pick(f, w->from_ns, w->to_ns, &paths, &n);
+		if (r < 0)
+			return r;
+		if (!n)
+			return error_setx(-ENOENT, "the recording has no file yet");
+		/* the loop may have removed the oldest meanwhile, when it is old enough */
+		for (i = k = 0; i < n; i++) {
+			if (access(paths[i], R_OK) == 0)
+				paths[k++] = paths[i];
+			else
+				free(paths[i]);
+		}
+		r = k ? prof_spool_open_many((const char *const *)paths, k, ret)
+		      : error_setx(-ENOENT, "the recording's files are gone");
+		free_paths(paths, k);
+		if (r != -ENOENT)
+			return r;
+	}
+	return r;
+}
+
+/* The filter of window W over SP: the window in seconds from SP's start. */
+static int window_filter(const struct prof_spool *sp, const struct build_window *w,
+			 struct prof_filter **ret)
+{
+	uint64_t origin = prof_spool_meta(sp)->mono_start_ns;
+	char range[64];
+
+	if (w->to_ns < origin)	/* all of it before the files: nothing */
+		snprintf(range, sizeof(range), "0,0");
+	else if (w->from_ns <= origin)
+		snprintf(range, sizeof(range), ",%.9f", (double)(w->to_ns - origin) / 1e9);
+	else
+		snprintf(range, sizeof(range), "%.9f,%.9f", (double)(w->from_ns - origin) / 1e9,
+			 (double)(w->to_ns - origin) / 1e9);
+	int r = prof_filter_new(&PROF_INIT(prof_filter_opts, .time = range, .weight = w->weight),
+				ret);
+
+	/* a wait counts for its part in the window, however long before it began */
+	if (r == 0)
+		filter_clip_intervals(*ret);
+	return r;
+}
+
+int build_profile(struct serve_files *f, const struct build_window *w, char **ret,
+		  size_t *ret_len, uint64_t *ret_samples)
+{
+	uint64_t mono = clock_ns(CLOCK_MONOTONIC), wall = clock_ns(CLOCK_REALTIME);
+	struct pprof_opts po = { .duration_ns = w->to_ns - w->from_ns, .empty = true };
+	struct prof_symbolizer *sym = NULL;
+	struct prof_filter *filter = NULL;
+	struct prof_spool *sp = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = NULL;
+	int r;
+
+	/* the window's start by the wall clock, as profile.proto's time_nanos is */
+	po.time_ns = wall - (mono - w->from_ns);
+	r = open_window(f, w, &sp);
+	if (r == 0)
+		r = prof_spool_check_weight(sp, w->weight);
+	if (r == 0)
+		r = prof_symbolizer_new(sp, NULL, &sym);
+	if (r == 0)
+		r = window_filter(sp, w, &filter);
+	if (r == 0 && !(out = open_memstream(&buf, &len)))
+		r = error_set(-errno, "cannot write the profile");
+	if (r == 0)
+		r = report_pprof(out, sp, sym, filter, &po, ret_samples);
+	if (out && fclose(out) != 0 && r == 0)
+		r = error_set(-errno, "cannot write the profile");
+	prof_filter_free(filter);
+	prof_symbolizer_free(sym);
+	prof_spool_close(sp);
+	/*
+	 * What the build took (the DWARF line tables of every module named, most
+	 * of it) goes back to the system now, not when this thread's arena is
+	 * next used: a server's memory between scrapes is the recorder's.
+	 */
+	malloc_trim(0);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
