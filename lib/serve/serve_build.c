@@ -9,7 +9,13 @@
  * scraper gets a profile for every scrape).  It runs on the thread of the
  * request, one at a time, never on the recording loop's.
  */
-#include <malloc.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdnoreturn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,48 +111,149 @@ static int window_filter(const struct prof_spool *sp, const struct build_window 
 	return r;
 }
 
-int build_profile(struct serve_files *f, const struct build_window *w, char **ret,
-		  size_t *ret_len, uint64_t *ret_samples)
+/*
+ * The profile of window W over SP, into *BUF (*LEN bytes); its samples in
+ * *SAMPLES.  0, or -errno with the message set.
+ */
+static int write_profile(struct prof_spool *sp, const struct build_window *w, char **buf,
+			 size_t *len, uint64_t *samples)
 {
 	uint64_t mono = clock_ns(CLOCK_MONOTONIC), wall = clock_ns(CLOCK_REALTIME);
 	struct pprof_opts po = { .duration_ns = w->to_ns - w->from_ns, .empty = true };
 	struct prof_symbolizer *sym = NULL;
 	struct prof_filter *filter = NULL;
-	struct prof_spool *sp = NULL;
-	char *buf = NULL;
-	size_t len = 0;
 	FILE *out = NULL;
 	int r;
 
 	/* the window's start by the wall clock, as profile.proto's time_nanos is */
 	po.time_ns = wall - (mono - w->from_ns);
-	r = open_window(f, w, &sp);
-	if (r == 0)
-		r = prof_spool_check_weight(sp, w->weight);
+	r = prof_spool_check_weight(sp, w->weight);
 	if (r == 0)
 		r = prof_symbolizer_new(sp, NULL, &sym);
 	if (r == 0)
 		r = window_filter(sp, w, &filter);
-	if (r == 0 && !(out = open_memstream(&buf, &len)))
+	if (r == 0 && !(out = open_memstream(buf, len)))
 		r = error_set(-errno, "cannot write the profile");
 	if (r == 0)
-		r = report_pprof(out, sp, sym, filter, &po, ret_samples);
+		r = report_pprof(out, sp, sym, filter, &po, samples);
 	if (out && fclose(out) != 0 && r == 0)
 		r = error_set(-errno, "cannot write the profile");
 	prof_filter_free(filter);
 	prof_symbolizer_free(sym);
+	return r;
+}
+
+/* What the child says before the profile: its result, the samples, the profile's bytes. */
+struct child_head {
+	int32_t r;
+	uint64_t samples, len;
+	char msg[256];
+};
+
+static bool write_all(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		p = (const char *)p + k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+static bool read_all(int fd, void *p, size_t n)
+{
+	while (n) {
+		ssize_t k = read(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		p = (char *)p + k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* The child: the profile of W over SP down FD, then gone. */
+static noreturn void build_child(int fd, struct prof_spool *sp, const struct build_window *w)
+{
+	struct child_head h = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+
+	/* nothing logged: another thread of the parent may have held the log's lock */
+	prof_set_log_fn(NULL, PROF_LOG_WARN, NULL);
+	h.r = write_profile(sp, w, &buf, &len, &h.samples);
+	h.len = h.r < 0 ? 0 : len;
+	if (h.r < 0)
+		snprintf(h.msg, sizeof(h.msg), "%s", prof_errmsg());
+	_exit(write_all(fd, &h, sizeof(h)) && write_all(fd, buf, h.len) ? 0 : 1);
+}
+
+/*
+ * The profile is built in a child process: what a build takes (the DWARF
+ * line tables of every module it names, 35-50 MB of a whole machine's
+ * window) is the child's, and all of it goes back to the system when it
+ * exits, so that the server's memory between scrapes and at its peak is
+ * the recorder's; a build that fails cannot take the recording down with it.
+ * The files are picked and opened here (the files' lock is this process's),
+ * the rest done there, on the one thread a child has.
+ */
+int build_profile(struct serve_files *f, const struct build_window *w, char **ret,
+		  size_t *ret_len, uint64_t *ret_samples)
+{
+	struct prof_spool *sp = NULL;
+	struct rusage ru = { 0 };
+	struct child_head h;
+	int fds[2], status, r;
+	char *buf = NULL;
+	pid_t pid;
+	bool ok;
+
+	r = open_window(f, w, &sp);
+	if (r < 0)
+		return r;
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		r = error_set(-errno, "cannot build the profile");
+		prof_spool_close(sp);
+		return r;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		build_child(fds[1], sp, w);
+	}
+	r = pid < 0 ? error_set(-errno, "cannot build the profile") : 0;
+	close(fds[1]);
 	prof_spool_close(sp);
-	/*
-	 * What the build took (the DWARF line tables of every module named, most
-	 * of it) goes back to the system now, not when this thread's arena is
-	 * next used: a server's memory between scrapes is the recorder's.
-	 */
-	malloc_trim(0);
+	ok = r == 0 && read_all(fds[0], &h, sizeof(h)) && h.len < SIZE_MAX;
+	if (ok && h.r == 0 && !(buf = malloc(h.len ? h.len : 1)))
+		r = error_setx(-ENOMEM, "out of memory");
+	if (ok && r == 0 && h.r == 0)
+		ok = read_all(fds[0], buf, h.len);
+	close(fds[0]);
+	while (pid > 0 && wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+		;
+	if (pid > 0)
+		pr_info("a profile built by a process of its own: %ld KiB at its peak, %.3f s of CPU",
+			ru.ru_maxrss, (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+					      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	if (r == 0 && !ok)
+		r = error_setx(-EIO, "the profile's build ended without a profile");
+	if (r == 0 && h.r < 0)
+		r = error_setx(h.r, "%s", h.msg);
 	if (r < 0) {
 		free(buf);
 		return r;
 	}
 	*ret = buf;
-	*ret_len = len;
+	*ret_len = h.len;
+	*ret_samples = h.samples;
 	return 0;
 }
