@@ -61,6 +61,9 @@ pkgconfigdir = $(libdir)/pkgconfig
 bashcompdir = $(datarootdir)/bash-completion/completions
 zshcompdir = $(datarootdir)/zsh/vendor-completions
 fishcompdir = $(datarootdir)/fish/vendor_completions.d
+# systemd's units of the prefix: /usr/lib/systemd/system, /usr/local/lib/systemd/system
+systemdunitdir = $(prefix)/lib/systemd/system
+UNITS := prof-serve.service prof-push.service
 
 ifeq ($(NO_DEPS),1)
 DEPS := @true
@@ -272,7 +275,8 @@ fuzz: $(O)/flamegraph_js.h
 install: $(BIN) $(O)/libprof.a $(SHLIB)
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) \
 		$(DESTDIR)$(includedir)/prof $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 \
-		$(DESTDIR)$(bashcompdir) $(DESTDIR)$(zshcompdir) $(DESTDIR)$(fishcompdir)
+		$(DESTDIR)$(bashcompdir) $(DESTDIR)$(zshcompdir) $(DESTDIR)$(fishcompdir) \
+		$(DESTDIR)$(systemdunitdir)
 	install -m 755 $(BIN) $(DESTDIR)$(bindir)/prof
 	install -m 644 $(O)/libprof.a $(SHLIB) $(DESTDIR)$(libdir)/
 	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(libdir)/$(SONAME)
@@ -288,6 +292,10 @@ install: $(BIN) $(O)/libprof.a $(SHLIB)
 	install -m 644 completions/prof.bash $(DESTDIR)$(bashcompdir)/prof
 	install -m 644 completions/_prof $(DESTDIR)$(zshcompdir)/_prof
 	install -m 644 completions/prof.fish $(DESTDIR)$(fishcompdir)/prof.fish
+	for u in $(UNITS); do \
+		sed 's|@bindir@|$(bindir)|g' examples/$$u.in >$(DESTDIR)$(systemdunitdir)/$$u || exit 1; \
+		chmod 644 $(DESTDIR)$(systemdunitdir)/$$u; \
+	done
 	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 # What install put there and nothing else: the directories stay, but for
@@ -301,7 +309,8 @@ uninstall:
 		$(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(MAN1))) \
 		$(addprefix $(DESTDIR)$(mandir)/man5/,$(notdir $(MAN5))) \
 		$(DESTDIR)$(bashcompdir)/prof $(DESTDIR)$(zshcompdir)/_prof \
-		$(DESTDIR)$(fishcompdir)/prof.fish
+		$(DESTDIR)$(fishcompdir)/prof.fish \
+		$(addprefix $(DESTDIR)$(systemdunitdir)/,$(UNITS))
 	@if [ -d $(DESTDIR)$(includedir)/prof ]; then rmdir $(DESTDIR)$(includedir)/prof 2>/dev/null || true; fi
 	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
