@@ -83,6 +83,18 @@ struct agg_func {
 	uint32_t stamp;		/* last stack that counted it in total */
 };
 
+/* What a function is, as the flame graphs colour it. */
+enum agg_kind {
+	AGG_KIND_USER,
+	AGG_KIND_INLINED,
+	AGG_KIND_KERNEL,
+	AGG_KIND_ANON,		/* no module: JIT code, say */
+	AGG_KIND_OTHER,		/* the root, a group, a [truncated: ...] mark, a state */
+};
+
+/* The kind of F: inlined first, then by its module. */
+enum agg_kind agg_func_kind(const struct agg_func *f);
+
 /* What tells functions apart, besides their name and module. */
 enum agg_keys {
 	AGG_INLINED = 1 << 0,	/* an inlined function is not its out-of-line self */
@@ -147,6 +159,14 @@ int agg_init(struct agg *a, const struct prof_spool *sp, enum prof_weight weight
 
 /* The keys of the report OPTS: what its format shows of a function. */
 unsigned agg_keys_of(const struct prof_report_opts *opts);
+
+/*
+ * The tree node of leaf stack node STACK (0: the empty stack, a root
+ * "[empty stack]"), placed with its path if new, naming frames with SYM:
+ * 0 and *RET_NODE, or -errno.
+ */
+int agg_place(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
+	      uint32_t stack, uint32_t *ret_node);
 
 /* Add COUNT samples on leaf stack node STACK (0: empty), naming frames with SYM. */
 int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
@@ -213,6 +233,14 @@ typedef int (*event_fn)(const struct report_event *e, void *ctx);
 int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
 		      event_fn fn, void *ctx, uint64_t *ret_n);
 
+/*
+ * The header of top and tree (report_header.c): "# prof report of TITLE" (if
+ * TITLE), what SP's recording was, its counters, what P weighs, where the
+ * names came from.  0 or -errno (names_collect()'s).
+ */
+int report_print_header(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
+			struct prof_symbolizer *sym, const char *title);
+
 /* report_text.c: text as every format writes it. */
 
 /* Print NAME for a report: control characters become '?', and ';' too if FOLDED. */
@@ -278,6 +306,9 @@ size_t report_utf8_len(const unsigned char *p);
 
 /* Print S (NULL: "") as a JSON string: escaped, and bytes not UTF-8 as U+FFFD. */
 void report_put_json_str(FILE *out, const char *s);
+
+/* The same with '<' escaped too, for JSON inside an HTML <script>: no "</script>" ends it. */
+void report_put_script_str(FILE *out, const char *s);
 
 /*
  * The writers of each format, after the header (if any).  ROOT, if not
