@@ -38,7 +38,8 @@
  * take it first are prof_<object>_<verb>: prof_spool_* read a spool
  * (struct prof_spool), prof_spool_writer_* write one, prof_symbolizer_*,
  * prof_profile_*, prof_filter_*, prof_report_*, prof_launched_*,
- * prof_recorder_*, prof_tail_* and prof_tail_view_* do what they say.  A
+ * prof_recorder_*, prof_tail_*, prof_tail_view_* and prof_viewer_* (the
+ * html viewer) do what they say.  A
  * record is an entry of a spool (struct prof_record); an event is a perf
  * event (enum prof_event_kind); a sink takes bytes (struct prof_sink).  The
  * verbs keep one meaning each: _new makes a heap object and _free frees
