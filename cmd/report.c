@@ -136,7 +136,7 @@ static const struct argp_option report_options[] = {
 	{ "diff", OPT_DIFF, NULL, 0,
 	  "compare two spools, BASE and NEW: each function's share in both (top, json), "
 	  "each stack's two counts (folded), or NEW's flame graph coloured by the change "
-	  "(svg)", 0 },
+	  "(svg, html)", 0 },
 	{ "fail-above", OPT_FAIL_ABOVE, "PCT", 0,
 	  "with --diff, exit 3 when a share grew by more than PCT points", 0 },
 	{ "quiet", 'q', NULL, 0, "print no warnings", 0 },
@@ -385,7 +385,9 @@ static struct argp report_argp = {
 	       "recording (prof record --switch-output) read as one: the functions "
 	       "that ran most (top), the call tree (tree), folded stacks for flame graphs "
 	       "(folded), or an export: json for scripts, perf-script, pprof, gecko (the Firefox "
-	       "Profiler's), speedscope, or svg, an interactive flame graph."
+	       "Profiler's), speedscope, svg, an interactive flame graph, or html, a viewer of "
+	       "one file: a timeline of the threads whose range, thread or process selected "
+	       "re-aggregates its flame graph, call tree and functions."
 	       "\vFunction names come from the spool's own symbol records, else from the ELF "
 	       "files the recording mapped (.symtab, else .dynsym); a frame without a name "
 	       "shows as module+0xOFFSET.  Where a file's debug info is found (in the file; "
@@ -408,7 +410,8 @@ static struct argp report_argp = {
 	       "--diff compares two spools read with the same filters: each function's "
 	       "self samples as a percent of each, and the change, biggest first; with "
 	       "--format=svg, NEW's flame graph, each frame red where its share grew, blue "
-	       "where it shrank.\n\n"
+	       "where it shrank; with --format=html, NEW's viewer coloured so, the base's "
+	       "shares beside NEW's.\n\n"
 	       "Exit status: 0 success (also for a partial spool), 1 the spool cannot be "
 	       "read, the report cannot be written, or no sample passes the filters, 3 "
 	       "with --fail-above, a share grew by more than allowed, 64 usage error (also pprof to a "
