@@ -11,9 +11,10 @@
  * samples and intervals are columns of numbers, times delta-coded in the
  * spool's time unit.  Functions are told apart as the tree view tells
  * them (name, module, inlined or not), so that the page's numbers are the
- * report's.  All of it is JSON (prof-viewer/1, a key per table) in a
- * <script type="application/json">, whose strings escape '<' so that no
- * name ends it.  The page's Content-Security-Policy forbids every fetch.
+ * report's.  All of it is JSON (prof-viewer/1, a key per table), gzip'd
+ * and in base64 in a <script> of data, which the page decompresses with
+ * the browser's own DecompressionStream.  The page's
+ * Content-Security-Policy forbids every fetch.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -44,7 +45,8 @@ struct v_event {
 };
 
 struct v_func {
-	uint32_t name, module;	/* string indices */
+	char *name;		/* owned */
+	uint32_t module;	/* string index */
 	uint32_t file;		/* string index + 1; 0 unknown */
 	uint8_t kind;		/* enum agg_kind, inlined or not */
 	bool inlined;
@@ -55,8 +57,9 @@ struct v_frame {
 	uint32_t line;		/* 0 unknown */
 };
 
+/* A stack, in depth-first order: its parent is the one before, or one of its callers. */
 struct v_stack {
-	uint32_t parent;	/* stack index + 1; 0 a root */
+	uint32_t up;		/* how many calls up from the stack before its parent is */
 	uint32_t frame;
 };
 
@@ -136,6 +139,8 @@ static void side_free(struct v_side *s)
 		free(s->strings[i]);
 	free(s->strings);
 	strmap_release(&s->string_ids);
+	for (i = 0; i < s->nfuncs; i++)
+		free(s->funcs[i].name);
 	free(s->funcs);
 	strmap_release(&s->func_ids);
 	free(s->frames);
@@ -293,7 +298,8 @@ static int read_events(struct v_side *s, struct prof_spool *sp, struct prof_symb
 static int64_t func_of(struct v_side *s, const struct agg_func *f)
 {
 	struct agg_func outlined = *f;
-	int64_t name, module, file = -1;
+	int64_t module, file = -1;
+	char *name;
 	size_t len;
 	char *key;
 	uint32_t id;
@@ -309,14 +315,16 @@ static int64_t func_of(struct v_side *s, const struct agg_func *f)
 		free(key);
 		return id - 1;
 	}
-	name = string_of(s, f->name);
-	module = name < 0 ? name : string_of(s, f->module);
+	/* a name is mostly one function's: written in its row, not interned */
+	name = strdup(f->name);
+	module = string_of(s, f->module);
 	if (module >= 0 && f->file)
 		file = string_of(s, f->file);
 	v = s->funcs;
-	if (module < 0 || (f->file && file < 0) ||
+	if (!name || module < 0 || (f->file && file < 0) ||
 	    grow_array(&v, &s->funcs_cap, s->nfuncs + 1, sizeof(*s->funcs)) < 0 ||
 	    strmap_insert(&s->func_ids, key, len, (uint32_t)s->nfuncs + 1) < 0) {
+		free(name);
 		free(key);
 		return error_setx(-ENOMEM, "out of memory");
 	}
@@ -325,7 +333,7 @@ static int64_t func_of(struct v_side *s, const struct agg_func *f)
 	/* the colour of where it runs; inlined is a mark of its own */
 	outlined.inlined = false;
 	s->funcs[s->nfuncs] = (struct v_func){
-		.name = (uint32_t)name, .module = (uint32_t)module,
+		.name = name, .module = (uint32_t)module,
 		.file = f->file ? (uint32_t)file + 1 : 0,
 		.kind = (uint8_t)agg_func_kind(&outlined), .inlined = f->inlined,
 	};
@@ -335,14 +343,16 @@ static int64_t func_of(struct v_side *s, const struct agg_func *f)
 /*
  * The tables of the stacks the events are on: the call tree of functions
  * at source lines is the stack table (a node is a frame called from its
- * parent, parents first), its functions at lines the frame table.  Each
- * event's spool stack becomes its node.
+ * parent), in depth-first order, so that a node's parent is the node
+ * before it or one of that one's callers (a small number up: mostly 0);
+ * its functions at lines are the frame table.  Each event's spool stack
+ * becomes its node.
  */
 static int build_tables(struct v_side *s, const struct prof_spool *sp,
 			struct prof_symbolizer *sym)
 {
+	uint32_t node = 1, n, *order = NULL, depth = 0;
 	struct agg a;
-	uint32_t node = 1;
 	size_t i;
 	int64_t fn;
 	int r;
@@ -350,11 +360,12 @@ static int build_tables(struct v_side *s, const struct prof_spool *sp,
 	r = agg_init(&a, sp, s->weight, 0, AGG_INLINED | AGG_LINES);
 	for (i = 0; i < s->nevents && r == 0; i++) {
 		r = agg_place(&a, sp, sym, s->events[i].stack, &node);
-		s->events[i].stack = node - 1;
+		s->events[i].stack = node;
 	}
 	if (r == 0 && a.nfuncs > 1 &&
 	    (!(s->frames = calloc(a.nfuncs - 1, sizeof(*s->frames))) ||
-	     !(s->stacks = calloc(a.nnodes - 1, sizeof(*s->stacks)))))
+	     !(s->stacks = calloc(a.nnodes - 1, sizeof(*s->stacks))) ||
+	     !(order = calloc(a.nnodes, sizeof(*order)))))
 		r = error_setx(-ENOMEM, "out of memory");
 	for (i = 1; i < a.nfuncs && r == 0; i++) {
 		fn = func_of(s, &a.funcs[i]);
@@ -363,8 +374,17 @@ static int build_tables(struct v_side *s, const struct prof_spool *sp,
 		else
 			s->frames[s->nframes++] = (struct v_frame){ (uint32_t)fn, a.funcs[i].line };
 	}
-	for (i = 1; i < a.nnodes && r == 0; i++)
-		s->stacks[s->nstacks++] = (struct v_stack){ a.nodes[i].parent, a.nodes[i].func - 1 };
+	if (r == 0 && order)
+		r = agg_sort_children(&a, AGG_BY_NAME);
+	for (n = r == 0 && order ? agg_next(&a, 0, false) : 0; n; n = agg_next(&a, n, false)) {
+		order[n] = (uint32_t)s->nstacks;
+		s->stacks[s->nstacks++] = (struct v_stack){ depth + 1 - a.nodes[n].depth,
+							    a.nodes[n].func - 1 };
+		depth = a.nodes[n].depth;
+	}
+	for (i = 0; i < s->nevents && order; i++)
+		s->events[i].stack = order[s->events[i].stack];
+	free(order);
 	agg_release(&a);
 	return r;
 }
@@ -576,7 +596,7 @@ int prof_viewer_add(struct prof_viewer *v, struct prof_spool *sp, struct prof_sy
 
 static void put_str(FILE *out, const char *s)
 {
-	report_put_script_str(out, s);
+	report_put_json_str(out, s);
 }
 
 /* S as HTML text: escaped, control characters as '?'. */
@@ -662,24 +682,24 @@ static void put_tables(FILE *out, const struct v_side *s)
 		fputs(i ? "," : "", out);
 		put_str(out, s->strings[i]);
 	}
-	fputs("],\n\"funcs\":{", out);
-	PUT_COLUMN(out, "name", s->nfuncs, s->funcs[i_].name);
-	fputs(",", out);
+	fputs("],\n\"funcs\":{\"name\":[", out);
+	for (i = 0; i < s->nfuncs; i++) {
+		fputs(i ? "," : "", out);
+		put_str(out, s->funcs[i].name);
+	}
+	fputs("],", out);
 	PUT_COLUMN(out, "module", s->nfuncs, s->funcs[i_].module);
 	fputs(",", out);
-	PUT_COLUMN(out, "file", s->nfuncs, (int64_t)s->funcs[i_].file - 1);
+	PUT_COLUMN(out, "file", s->nfuncs, s->funcs[i_].file);
 	fputs(",", out);
-	PUT_COLUMN(out, "kind", s->nfuncs, s->funcs[i_].kind);
-	fputs(",", out);
-	PUT_COLUMN(out, "inlined", s->nfuncs, s->funcs[i_].inlined);
+	/* enum agg_kind, + 8 for an inlined function */
+	PUT_COLUMN(out, "kind", s->nfuncs, s->funcs[i_].kind + (s->funcs[i_].inlined ? 8 : 0));
 	fputs("},\n\"frames\":{", out);
 	PUT_COLUMN(out, "func", s->nframes, s->frames[i_].func);
 	fputs(",", out);
 	PUT_COLUMN(out, "line", s->nframes, s->frames[i_].line);
-	/* a parent as how far back it is: mostly 1, the stack just before */
 	fputs("},\n\"stacks\":{", out);
-	PUT_COLUMN(out, "parent", s->nstacks,
-		   s->stacks[i_].parent ? (int64_t)(i_ + 1 - s->stacks[i_].parent) : 0);
+	PUT_COLUMN(out, "up", s->nstacks, s->stacks[i_].up);
 	fputs(",", out);
 	PUT_COLUMN(out, "frame", s->nstacks, s->stacks[i_].frame);
 	fputs("},\n\"processes\":{", out);
@@ -695,43 +715,63 @@ static void put_tables(FILE *out, const struct v_side *s)
 	fputs("}", out);
 }
 
+/* What a column of a track holds of each event. */
+enum v_col { COL_TIME, COL_STACK, COL_NS, COL_DURATION, COL_STATE };
+
+static int64_t col_value(const struct v_side *s, const struct v_event *e, enum v_col c)
+{
+	switch (c) {
+	case COL_TIME:
+		return (int64_t)(e->time_ns / s->unit);
+	case COL_STACK:
+		return e->stack;
+	case COL_NS:
+		return (int64_t)e->ns;
+	case COL_DURATION:
+		return (int64_t)(e->ns / s->unit);
+	default:
+		return e->state;
+	}
+}
+
+/* "KEY":[...]: column C of E[0..N), each value less the one before it if DELTA. */
+static void put_col(FILE *out, const char *key, const struct v_side *s, const struct v_event *e,
+		    size_t n, enum v_col c, bool delta)
+{
+	int64_t v, last = 0;
+	size_t i;
+
+	fprintf(out, ",\"%s\":[", key);
+	for (i = 0; i < n; i++, last = v) {
+		v = col_value(s, &e[i], c);
+		fprintf(out, "%s%" PRId64, i ? "," : "", delta ? v - last : v);
+	}
+	fputs("]", out);
+}
+
 /*
- * One thread's events E[0..N): its samples (time deltas, stacks, and the
- * periods' deltas where wall time is offered), then its intervals (start
- * deltas, durations, stacks, states).  The first delta is from 0.
+ * One thread's events E[0..N): its samples (times, stacks, and periods
+ * where wall time is offered), then its intervals (starts, durations,
+ * stacks, states).  Times and stacks are deltas, the first from 0: times
+ * grow a little from sample to sample, and a thread's next stack is often
+ * near its last in the depth-first order.
  */
 static void put_track(FILE *out, const struct v_side *s, const struct v_event *e, size_t n)
 {
-	bool periods = s->weights & (1u << PROF_WEIGHT_WALL);
-	size_t i, nsamples = 0;
-	uint64_t last, last_p;
+	size_t k = 0;
 
-	while (nsamples < n && !e[nsamples].state)
-		nsamples++;
-	fprintf(out, "{\"thread\":%" PRIu32 ",\"t\":[", e[0].thread);
-	for (i = 0, last = 0; i < nsamples; last = e[i++].time_ns / s->unit)
-		fprintf(out, "%s%" PRIu64, i ? "," : "", e[i].time_ns / s->unit - last);
-	fputs("],\"s\":[", out);
-	for (i = 0; i < nsamples; i++)
-		fprintf(out, "%s%" PRIu32, i ? "," : "", e[i].stack);
-	if (periods) {
-		fputs("],\"p\":[", out);
-		for (i = 0, last_p = 0; i < nsamples; last_p = e[i++].ns)
-			fprintf(out, "%s%" PRId64, i ? "," : "", (int64_t)(e[i].ns - last_p));
-	}
-	fputs("],\"ot\":[", out);
-	for (i = nsamples, last = 0; i < n; last = e[i++].time_ns / s->unit)
-		fprintf(out, "%s%" PRIu64, i > nsamples ? "," : "", e[i].time_ns / s->unit - last);
-	fputs("],\"od\":[", out);
-	for (i = nsamples; i < n; i++)
-		fprintf(out, "%s%" PRIu64, i > nsamples ? "," : "", e[i].ns / s->unit);
-	fputs("],\"os\":[", out);
-	for (i = nsamples; i < n; i++)
-		fprintf(out, "%s%" PRIu32, i > nsamples ? "," : "", e[i].stack);
-	fputs("],\"ok\":[", out);
-	for (i = nsamples; i < n; i++)
-		fprintf(out, "%s%u", i > nsamples ? "," : "", e[i].state);
-	fputs("]}", out);
+	while (k < n && !e[k].state)
+		k++;
+	fprintf(out, "{\"thread\":%" PRIu32, e[0].thread);
+	put_col(out, "t", s, e, k, COL_TIME, true);
+	put_col(out, "s", s, e, k, COL_STACK, true);
+	if (s->weights & (1u << PROF_WEIGHT_WALL))
+		put_col(out, "p", s, e, k, COL_NS, true);
+	put_col(out, "ot", s, e + k, n - k, COL_TIME, true);
+	put_col(out, "od", s, e + k, n - k, COL_DURATION, false);
+	put_col(out, "os", s, e + k, n - k, COL_STACK, true);
+	put_col(out, "ok", s, e + k, n - k, COL_STATE, false);
+	fputs("}", out);
 }
 
 static void put_side(FILE *out, const struct v_side *s)
@@ -769,16 +809,81 @@ static void put_side(FILE *out, const struct v_side *s)
 	fputs("]}", out);
 }
 
+/* LEN bytes at P in base64, in lines of 76 characters. */
+static void put_base64(FILE *out, const unsigned char *p, size_t len)
+{
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char quad[4];
+	size_t i, k;
+
+	for (i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < len ? (uint32_t)p[i + 1] << 8 : 0) |
+			     (i + 2 < len ? p[i + 2] : 0);
+
+		for (k = 0; k < 4; k++)
+			quad[k] = digits[(v >> (18 - 6 * k)) & 63];
+		if (i + 1 >= len)
+			quad[2] = '=';
+		if (i + 2 >= len)
+			quad[3] = '=';
+		fwrite(quad, 1, 4, out);
+		if ((i / 3 + 1) % 19 == 0)
+			fputc('\n', out);
+	}
+	fputc('\n', out);
+}
+
+/*
+ * The data of V: its JSON, gzip'd (JSON numbers and names shrink to a
+ * third or less), in *RET (the caller frees it) of *RET_LEN bytes.
+ */
+static int pack_data(const struct prof_viewer *v, char **ret, size_t *ret_len)
+{
+	char *json = NULL;
+	size_t len = 0, i;
+	FILE *mem = open_memstream(&json, &len);
+	int r = 0;
+
+	if (!mem)
+		return error_setx(-ENOMEM, "out of memory");
+	fprintf(mem, "{\"format\":\"" VIEWER_FORMAT "\",\"diff\":%s,\"profiles\":[\n",
+		v->diff ? "true" : "false");
+	for (i = 0; i < v->nsides; i++) {
+		fputs(i ? ",\n" : "", mem);
+		put_side(mem, v->sides[i]);
+	}
+	fputs("]}\n", mem);
+	if (fclose(mem) == EOF)
+		r = error_setx(-ENOMEM, "out of memory");
+	mem = r == 0 ? open_memstream(ret, ret_len) : NULL;
+	if (r == 0 && !mem)
+		r = error_setx(-ENOMEM, "out of memory");
+	if (r == 0)
+		r = report_write_gzip(mem, json, len);
+	if (mem && fclose(mem) == EOF && r == 0)
+		r = error_setx(-ENOMEM, "out of memory");
+	free(json);
+	return r;
+}
+
 int prof_viewer_write(struct prof_viewer *v, FILE *out)
 {
 	const char *title;
-	size_t i;
+	char *data = NULL;
+	size_t len = 0;
+	int r;
 
 	if (!v || !out)
 		return error_setx(-EINVAL, "no viewer or nothing to write to");
 	if (v->nsides != (v->diff ? 2u : 1u))
 		return error_setx(-EINVAL, "the viewer needs %s before it is written",
 				  v->diff ? "two spools, a base and a new one" : "a spool");
+	r = pack_data(v, &data, &len);
+	if (r < 0) {
+		free(data);
+		return r;
+	}
 	title = v->sides[v->nsides - 1]->title;
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -789,14 +894,12 @@ int prof_viewer_write(struct prof_viewer *v, FILE *out)
 	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n"
 		"<div id=\"app\"><p class=\"loading\">Loading the profile...</p></div>\n"
 		"<noscript><p>This viewer of a prof profile needs JavaScript.</p></noscript>\n"
-		"<script type=\"application/json\" id=\"prof-data\">\n"
-		"{\"format\":\"" VIEWER_FORMAT "\",\"diff\":%s,\"profiles\":[\n",
-		viewer_css, v->diff ? "true" : "false");
-	for (i = 0; i < v->nsides; i++) {
-		fputs(i ? ",\n" : "", out);
-		put_side(out, v->sides[i]);
-	}
-	fprintf(out, "]}\n</script>\n<script>\n%s</script>\n</body>\n</html>\n", viewer_js);
+		"<script type=\"application/octet-stream\" id=\"prof-data\" "
+		"data-format=\"" VIEWER_FORMAT "\" data-encoding=\"json+gzip+base64\">\n",
+		viewer_css);
+	put_base64(out, (const unsigned char *)data, len);
+	fprintf(out, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", viewer_js);
+	free(data);
 	errno = 0;
 	if (fflush(out) == EOF || ferror(out))
 		return error_set(errno ? -errno : -EIO, "cannot write the report");

@@ -307,9 +307,6 @@ size_t report_utf8_len(const unsigned char *p);
 /* Print S (NULL: "") as a JSON string: escaped, and bytes not UTF-8 as U+FFFD. */
 void report_put_json_str(FILE *out, const char *s);
 
-/* The same with '<' escaped too, for JSON inside an HTML <script>: no "</script>" ends it. */
-void report_put_script_str(FILE *out, const char *s);
-
 /*
  * The writers of each format, after the header (if any).  ROOT, if not
  * NULL, is a frame above every stack (printed as it is).  0 or -ENOMEM.

@@ -91,7 +91,7 @@ size_t report_put_func(FILE *out, const struct agg_func *f)
 	return report_func_width(f);
 }
 
-static void put_json_str(FILE *out, const char *s, bool script)
+void report_put_json_str(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	size_t n;
@@ -101,7 +101,7 @@ static void put_json_str(FILE *out, const char *s, bool script)
 		n = report_utf8_len(p);
 		if (*p == '"' || *p == '\\')
 			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f || (script && *p == '<'))
+		else if (*p < 0x20 || *p == 0x7f)
 			fprintf(out, "\\u%04x", *p);
 		else if (n)
 			fwrite(p, 1, n, out);
@@ -110,14 +110,4 @@ static void put_json_str(FILE *out, const char *s, bool script)
 		p += n ? n : 1;
 	}
 	fputc('"', out);
-}
-
-void report_put_json_str(FILE *out, const char *s)
-{
-	put_json_str(out, s, false);
-}
-
-void report_put_script_str(FILE *out, const char *s)
-{
-	put_json_str(out, s, true);
 }

@@ -20,8 +20,10 @@
 	const ROW = 17;			// px: a flame graph frame's height, its gap included
 	const TRACK_H = 30, PROCESS_H = 22, OFF_H = 7;	// px: rows of the timeline
 	const SHOWN_THREADS = 16;	// threads shown before the rest are folded
+	const SHOWN_PROCESSES = 12;	// processes shown before the rest are folded, and then more
 	const MIN_PX = 0.35;		// frames narrower are not drawn
-	const MAX_ROWS = 4000;		// rows of the tree and function table drawn
+	const MAX_ROWS = 2000;		// rows of the call tree drawn
+	const FUNC_ROWS = 250;		// rows of the function table drawn, and then more
 
 	const S = {
 		prof: null, base: null, diff: false,
@@ -33,6 +35,8 @@
 		sort: { key: "self", desc: true },
 		expanded: new Set(), expandedCallers: new Set(),
 		folded: new Map(),	// process index -> whether its quiet threads show
+		processes: SHOWN_PROCESSES,	// processes shown
+		funcRows: FUNC_ROWS,	// functions shown
 	};
 	let W = null, AGG = null, CALLERS = null, BASE = null, KEEP = null;
 	const el = {};
@@ -83,7 +87,7 @@
 	}
 
 	function fname(p, f) {
-		return p.strings[p.funcName[f]];
+		return p.funcNames[f];
 	}
 
 	function fmodule(p, f) {
@@ -108,6 +112,12 @@
 	// for code, orange for the kernel, aqua for inlined, green without a
 	// module (JIT); blue for waiting, red-violet for waiting for a CPU.
 	function fill(p, f) {
+		if (!p.fills)
+			p.fills = new Array(p.nfuncs);
+		return p.fills[f] || (p.fills[f] = fillOf(p, f));
+	}
+
+	function fillOf(p, f) {
 		const name = fname(p, f), a = hash(name, 1), b = hash(name, 2), c = hash(name, 3);
 		const rgb = (r, g, bl) => "rgb(" + (r | 0) + "," + (g | 0) + "," + (bl | 0) + ")";
 
@@ -381,7 +391,7 @@
 		let budget = SHOWN_THREADS;
 		const rows = [];
 
-		for (const x of procs) {
+		for (const x of procs.slice(0, S.processes)) {
 			rows.push({ kind: "process", pr: x.pr, threads: x.threads });
 			const open = S.folded.get(x.pr.index);
 			let shown = 0;
@@ -396,6 +406,9 @@
 			if (shown < x.threads.length)
 				rows.push({ kind: "more", pr: x.pr, n: x.threads.length - shown });
 		}
+		if (procs.length > S.processes)
+			rows.push({ kind: "more processes", n: procs.length - S.processes,
+				    threads: procs.slice(S.processes).reduce((a, x) => a + x.threads.length, 0) });
 		return rows;
 	}
 
@@ -411,6 +424,13 @@
 			      h("canvas", { class: "tl-canvas", height: 18, "data-axis": "1" }))];
 
 		for (const r of rows) {
+			if (r.kind === "more processes") {
+				kids.push(h("div", { class: "tl-row more" }, h("div", { class: "tl-label" },
+					h("button", { class: "link", onclick: () => { S.processes += 100; renderTimeline(); } },
+					  "+ " + r.n + " more process" + (r.n > 1 ? "es" : "") + " (" + r.threads + " thread" +
+					  (r.threads > 1 ? "s" : "") + ")" + (r.n > 100 ? ": show 100 more" : "")))));
+				continue;
+			}
 			if (r.kind === "more") {
 				kids.push(h("div", { class: "tl-row more" }, h("div", { class: "tl-label" },
 					h("button", { class: "link", onclick: () => { S.folded.set(r.pr.index, true); renderTimeline(); } },
@@ -1042,7 +1062,7 @@
 				if (BASE.funcSelf[f])
 					baseSelf.set(funcKey(b, f), pct(BASE.funcSelf[f], BASE.total[0]));
 		}
-		for (const f of fs.slice(0, MAX_ROWS)) {
+		for (const f of fs.slice(0, S.funcRows)) {
 			const cells = [h("td", { class: "num" }, amount(agg.funcSelf[f]).replace(/ samples?$/, "")),
 				h("td", { class: "num" }, fmtPct(pct(agg.funcSelf[f], total))),
 				h("td", { class: "num" }, amount(agg.funcTotal[f]).replace(/ samples?$/, "")),
@@ -1064,7 +1084,8 @@
 			body.append(tr);
 		}
 		table.append(body);
-		const note = fs.length > MAX_ROWS ? h("div", { class: "muted" }, (fs.length - MAX_ROWS) + " more functions not shown") : null;
+		const note = fs.length > S.funcRows ? h("div", { class: "muted" }, (fs.length - S.funcRows) + " more functions ",
+			h("button", { class: "link", onclick: () => { S.funcRows += 1000; renderFunctions(); } }, "show 1000 more")) : null;
 
 		put(el["view-functions"], h("div", { class: "funcbox" }, table, note), el.sandwich);
 		renderSandwich();
@@ -1143,12 +1164,20 @@
 	// ---- it all together ----------------------------------------------------
 
 	function update(transformsChanged) {
+		const t0 = performance.now();
+
 		reaggregate(transformsChanged);
+		const t1 = performance.now();
+
 		if (el.weight)
 			el.weight.value = S.weight;
 		renderBar();
 		renderView();
+		const t2 = performance.now();
+
 		drawTimeline();
+		if (window.profViewer)
+			window.profViewer.timings.update = { aggregate: t1 - t0, view: t2 - t1, timeline: performance.now() - t2 };
 		for (const row of el.timeline.children) {
 			const r = row.rowInfo;
 
@@ -1347,9 +1376,21 @@
 		};
 	}
 
-	function start() {
+	// The page's data: JSON, gzip'd, in base64 (atob skips the line breaks).
+	async function load() {
+		const bin = atob(document.getElementById("prof-data").textContent);
+		const bytes = new Uint8Array(bin.length);
+
+		for (let i = 0; i < bin.length; i++)
+			bytes[i] = bin.charCodeAt(i);
+		const text = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+
+		return JSON.parse(await new Response(text).text());
+	}
+
+	async function start() {
 		const t0 = performance.now();
-		const data = JSON.parse(document.getElementById("prof-data").textContent);
+		const data = await load();
 
 		if (data.format !== "prof-viewer/1")
 			throw new Error("this page holds data of format " + data.format + ", not prof-viewer/1");
@@ -1358,22 +1399,24 @@
 		S.base = S.diff ? M.decode(data.profiles[0]) : null;
 		S.weight = S.prof.weight;
 		window.profViewer = api();
-		window.profViewer.timings.decode = performance.now() - t0;
+		const tm = window.profViewer.timings;
+
+		tm.decode = performance.now() - t0;
 		layout();
 		renderHeader();
+		tm.header = performance.now() - t0;
 		renderTimeline();
+		tm.timeline = performance.now() - t0;
 		update(true);
-		window.profViewer.timings.render = performance.now() - t0;
+		tm.render = performance.now() - t0;
 		requestAnimationFrame(() => {
 			window.profViewer.timings.firstPaint = performance.now();
 			window.profViewer.ready = true;
 		});
 	}
 
-	try {
-		start();
-	} catch (e) {
+	start().catch((e) => {
 		document.getElementById("app").replaceChildren(h("p", { class: "error" }, "The profile cannot be shown: " + e.message));
 		throw e;
-	}
+	});
 })();

@@ -86,7 +86,7 @@ const ProfModel = (function () {
 	// Order of functions as the tree format orders equal totals: by
 	// name, then module, then the inlined one after.
 	function funcCmp(p, a, b) {
-		const na = p.strings[p.funcName[a]], nb = p.strings[p.funcName[b]];
+		const na = p.funcNames[a], nb = p.funcNames[b];
 
 		if (na !== nb)
 			return na < nb ? -1 : 1;
@@ -129,6 +129,16 @@ const ProfModel = (function () {
 		return outer;
 	}
 
+	// Running sums of A (stack deltas), as ints.
+	function undeltaInt(a) {
+		const out = new Int32Array(a.length);
+		let v = 0;
+
+		for (let i = 0; i < a.length; i++)
+			out[i] = v += a[i];
+		return out;
+	}
+
 	function decodeTrack(tr, unit, start, periods) {
 		const rel = (a) => {
 			const t = undelta(a, unit, start);
@@ -146,11 +156,11 @@ const ProfModel = (function () {
 		return {
 			thread: tr.thread,
 			t: rel(tr.t),
-			s: Int32Array.from(tr.s),
+			s: undeltaInt(tr.s),
 			p: periods && tr.p ? undelta(tr.p, 1, 0) : null,
 			ot: rel(tr.ot),
 			od: od,
-			os: Int32Array.from(tr.os),
+			os: undeltaInt(tr.os),
 			ok: Uint8Array.from(tr.ok),
 		};
 	}
@@ -162,11 +172,11 @@ const ProfModel = (function () {
 			weights: d.weights, weight: d.weight, kept: d.kept,
 			strings: d.strings,
 			nfuncs: d.funcs.name.length,
-			funcName: Int32Array.from(d.funcs.name),
+			funcNames: d.funcs.name,
 			funcModule: Int32Array.from(d.funcs.module),
-			funcFile: Int32Array.from(d.funcs.file),
-			funcKind: Uint8Array.from(d.funcs.kind),
-			funcInlined: Uint8Array.from(d.funcs.inlined),
+			funcFile: Int32Array.from(d.funcs.file, (x) => x - 1),
+			funcKind: Uint8Array.from(d.funcs.kind, (k) => k & 7),
+			funcInlined: Uint8Array.from(d.funcs.kind, (k) => k >> 3),
 			frameFunc: Int32Array.from(d.frames.func),
 			frameLine: Int32Array.from(d.frames.line),
 			nstacks: d.stacks.frame.length,
@@ -176,10 +186,17 @@ const ProfModel = (function () {
 		p.stackParent = new Int32Array(n);
 		p.stackFunc = new Int32Array(n);
 		p.stackLine = new Int32Array(n);
-		for (let i = 0; i < n; i++) {
-			const back = d.stacks.parent[i], fr = d.stacks.frame[i];
+		// stacks come depth first: a parent is UP calls above the stack before
+		const chain = [-1];
 
-			p.stackParent[i] = back ? i - back : -1;
+		for (let i = 0; i < n; i++) {
+			const up = d.stacks.up[i], fr = d.stacks.frame[i];
+
+			if (up >= chain.length)
+				throw new Error("stack " + i + " has no parent " + up + " calls up");
+			chain.length -= up;
+			p.stackParent[i] = chain[chain.length - 1];
+			chain.push(i);
 			p.stackFunc[i] = p.frameFunc[fr];
 			p.stackLine[i] = p.frameLine[fr];
 		}
@@ -298,7 +315,7 @@ const ProfModel = (function () {
 		const flags = new Uint8Array(p.nfuncs);
 
 		for (let f = 0; f < p.nfuncs; f++)
-			flags[f] = re.test(p.strings[p.funcName[f]]) ? 1 : 0;
+			flags[f] = re.test(p.funcNames[f]) ? 1 : 0;
 		return flags;
 	}
 

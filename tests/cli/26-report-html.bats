@@ -35,83 +35,7 @@ viewer() {
 
 # html_json PAGE: the data the page embeds, as JSON on stdout
 html_json() {
-	python3 - "$1" <<-'PY'
-	import re, sys
-	page = open(sys.argv[1], encoding="utf-8").read()
-	m = re.search(r'<script type="application/json" id="prof-data">\n(.*?)\n</script>', page, re.S)
-	assert m, "no prof-data script"
-	print(m.group(1))
-	PY
-}
-
-# html_check PAGE: the page's tables hold together; prints per profile
-# "samples N intervals N threads N stacks N" then "thread TID COUNT" lines
-html_check() {
-	python3 - "$1" <<-'PY'
-	import json, re, sys
-	page = open(sys.argv[1], encoding="utf-8").read()
-	m = re.search(r'<script type="application/json" id="prof-data">\n(.*?)\n</script>', page, re.S)
-	d = json.loads(m.group(1))
-	assert d["format"] == "prof-viewer/1"
-	for p in d["profiles"]:
-	    ns = len(p["strings"])
-	    f, fr, st = p["funcs"], p["frames"], p["stacks"]
-	    nf, nfr, nst = len(f["name"]), len(fr["func"]), len(st["frame"])
-	    assert all(len(f[k]) == nf for k in ("module", "file", "kind", "inlined")), "funcs"
-	    assert all(0 <= f["name"][i] < ns and 0 <= f["module"][i] < ns and -1 <= f["file"][i] < ns
-	               and 0 <= f["kind"][i] <= 4 and f["inlined"][i] in (0, 1) for i in range(nf))
-	    assert len(fr["line"]) == nfr and all(0 <= x < nf for x in fr["func"])
-	    assert all(x >= 0 for x in fr["line"])
-	    assert len(st["parent"]) == nst
-	    for i in range(nst):
-	        assert 0 <= st["parent"][i] <= i, ("a parent before its child", i)
-	        assert 0 <= st["frame"][i] < nfr
-	    procs, threads = p["processes"], p["threads"]
-	    assert all(0 <= x < ns for x in procs["name"] + threads["name"])
-	    assert all(0 <= x < len(procs["pid"]) for x in threads["process"])
-	    assert p["weight"] in p["weights"] and p["weights"][0] == "cpu"
-	    samples = intervals = 0
-	    seen = set()
-	    for t in p["tracks"]:
-	        assert 0 <= t["thread"] < len(threads["tid"]) and t["thread"] not in seen
-	        seen.add(t["thread"])
-	        n = len(t["t"])
-	        assert len(t["s"]) == n and all(0 <= x < nst for x in t["s"])
-	        assert all(x >= 0 for x in t["t"][1:]), "sorted by time"
-	        assert ("p" in t) == ("wall" in p["weights"]) and len(t.get("p", t["s"])) == n
-	        m = len(t["ot"])
-	        assert len(t["od"]) == len(t["os"]) == len(t["ok"]) == m
-	        assert all(0 <= x < nst for x in t["os"]) and all(k in (1, 2) for k in t["ok"])
-	        assert all(x >= 0 for x in t["ot"][1:]) and all(x >= 0 for x in t["od"])
-	        samples += n
-	        intervals += m
-	        print("thread", threads["tid"][t["thread"]], n + m)
-	    print("samples", samples, "intervals", intervals, "threads", len(seen), "stacks", nst)
-	PY
-}
-
-# the page's stacks, root first by function name, with their samples: as folded counts them
-html_folded() {
-	python3 - "$1" <<-'PY'
-	import collections, json, re, sys
-	page = open(sys.argv[1], encoding="utf-8").read()
-	d = json.loads(re.search(r'id="prof-data">\n(.*?)\n</script>', page, re.S).group(1))
-	p = d["profiles"][-1]
-	st, fr, f, s = p["stacks"], p["frames"], p["funcs"], p["strings"]
-	def names(i):
-	    out = []
-	    while True:
-	        out.append(s[f["name"][fr["func"][st["frame"][i]]]])
-	        if not st["parent"][i]:
-	            return ";".join(reversed(out))
-	        i -= st["parent"][i]
-	c = collections.Counter()
-	for t in p["tracks"]:
-	    for x in t["s"]:
-	        c[names(x)] += 1
-	for k in sorted(c):
-	    print(k, c[k])
-	PY
+	"$TOP/tests/tools/viewer-data" json "$1"
 }
 
 @test "html: one page that needs nothing else, its tables consistent, every sample and interval" {
@@ -123,17 +47,17 @@ html_folded() {
 	# nothing to fetch: no link, no external script or style; the policy forbids any
 	run -0 grep -c "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';" h.html
 	run -1 grep -Eic '<link|src=|href=|@import|url\(|https?://' h.html
-	run -0 html_check h.html
+	run -0 "$TOP/tests/tools/viewer-data" check h.html
 	assert_line "samples 3000 intervals 600 threads 3 stacks $(awk '/^samples/ { print $NF }' <<<"$output")"
 	assert_line "thread 4242 1200"
 	assert_line "thread 4243 1200"
 	assert_line "thread 4244 1200"
 	# the same stacks as folded, sample by sample
-	run -0 html_folded h.html
+	run -0 "$TOP/tests/tools/viewer-data" folded h.html
 	assert_equal "$output" "$("$PROF" report -q --format=folded "$s" | LC_ALL=C sort)"
 	# the filters apply
 	"$PROF" report -q --format=html --tid=4243 -o t.html "$s"
-	run -0 html_check t.html
+	run -0 "$TOP/tests/tools/viewer-data" check t.html
 	assert_line --regexp '^samples 1000 intervals 200 threads 1 '
 }
 
@@ -187,7 +111,7 @@ html_folded() {
 	const rows = [];
 	for (let f = 0; f < p.nfuncs; f++)
 		if (a.funcTotal[f])
-			rows.push([p.strings[p.funcName[f]] + (p.funcInlined[f] ? " [inlined]" : ""), a.funcSelf[f], a.funcTotal[f]].join(" "));
+			rows.push([p.funcNames[f] + (p.funcInlined[f] ? " [inlined]" : ""), a.funcSelf[f], a.funcTotal[f]].join(" "));
 	rows.sort().forEach((r) => console.log(r));
 	EOF
 	# jq: the json report's total, samples, and each function's "name self total"

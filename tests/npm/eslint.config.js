@@ -8,7 +8,7 @@
 const js = require("@eslint/js");
 
 const browser = Object.fromEntries(["window", "document", "performance", "requestAnimationFrame",
-	"setTimeout", "clearTimeout", "Node", "console"].map((g) => [g, "readonly"]));
+	"setTimeout", "clearTimeout", "Node", "console", "atob", "Blob", "Response", "DecompressionStream"].map((g) => [g, "readonly"]));
 
 module.exports = [
 	js.configs.recommended,

@@ -73,7 +73,8 @@ async function main() {
 			} else if (verb === "range") {
 				const [a, b] = arg.split(",").map(Number);
 				const ms = await page.evaluate(([x, y]) => window.profViewer.setRange(x, y), [a, b]);
-				out.push("range-ms " + fmt(ms));
+				const u = await page.evaluate(() => window.profViewer.timings.update);
+				out.push("range-ms " + fmt(ms) + " " + ["aggregate", "view", "timeline"].map((k) => k + " " + fmt(u[k])).join(" "));
 			} else if (verb === "drag") {
 				const [a, b] = arg.split(",").map(Number);
 				const box = await page.locator(".tl-row.thread canvas").first().boundingBox();
