@@ -885,6 +885,8 @@ int prof_viewer_write(struct prof_viewer *v, FILE *out)
 		return r;
 	}
 	title = v->sides[v->nsides - 1]->title;
+	/* the page is larger than a stdio buffer: the first write that fails says why */
+	errno = 0;
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
@@ -900,7 +902,6 @@ int prof_viewer_write(struct prof_viewer *v, FILE *out)
 	put_base64(out, (const unsigned char *)data, len);
 	fprintf(out, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", viewer_js);
 	free(data);
-	errno = 0;
 	if (fflush(out) == EOF || ferror(out))
 		return error_set(errno ? -errno : -EIO, "cannot write the report");
 	return 0;

@@ -129,13 +129,13 @@
 			return rgb(80 + 60 * a, 180 + 60 * b, 180 + 60 * b);
 		switch (p.funcKind[f]) {
 		case M.KIND_KERNEL:
-			return rgb(225 + 30 * a, 130 + 60 * b, 40 * c);
+			return rgb(230 + 25 * a, 145 + 60 * b, 30 * c);
 		case M.KIND_ANON:
 			return rgb(60 + 60 * a, 190 + 50 * b, 60 + 60 * c);
 		case M.KIND_OTHER:
 			return rgb(190 + 20 * a, 190 + 20 * a, 200 + 20 * a);
 		default:
-			return rgb(200 + 55 * a, 50 + 80 * b, 50 + 60 * c);
+			return rgb(205 + 50 * a, 40 + 60 * b, 40 + 50 * c);
 		}
 	}
 
@@ -310,12 +310,12 @@
 		if (S.range)
 			chips.push(chip("range " + S.range[0].toFixed(3) + "\u2013" + S.range[1].toFixed(3) + " s",
 					"the samples (and intervals) that begin in this range",
-					() => { S.range = null; update(); }));
+					() => { remember(); S.range = null; update(); }));
 		if (S.focus)
-			chips.push(chip(S.focus.label, "only this " + S.focus.kind, () => { S.focus = null; update(); }));
-		S.transforms.forEach((t, i) => chips.push(chip(t.type + ": " + t.label,
+			chips.push(chip(S.focus.label, "only this " + S.focus.kind, () => { remember(); S.focus = null; update(); }));
+		S.transforms.forEach((t) => chips.push(chip(t.type + ": " + t.label,
 			t.type === "focus" ? "only the stacks through it" : "leaving out the stacks through it",
-			() => { S.transforms.splice(i, 1); update(true); })));
+			() => { remember(); S.transforms = S.transforms.filter((x) => x !== t); update(true); })));
 		if (chips.length)
 			chips.push(h("button", { class: "link", onclick: undo, title: "undo the last choice" }, "undo"),
 				   h("button", { class: "link", onclick: clearAll }, "clear all"));
@@ -392,7 +392,12 @@
 		const rows = [];
 
 		for (const x of procs.slice(0, S.processes)) {
-			rows.push({ kind: "process", pr: x.pr, threads: x.threads });
+			// a process of one thread is one track, that thread's
+			rows.push({ kind: "process", pr: x.pr, threads: x.threads, single: x.threads.length === 1 });
+			if (x.threads.length === 1) {
+				budget--;
+				continue;
+			}
 			const open = S.folded.get(x.pr.index);
 			let shown = 0;
 
@@ -440,10 +445,13 @@
 			const isProc = r.kind === "process";
 			const focused = S.focus && (isProc ? S.focus.kind === "process" && S.focus.id === r.pr.index
 						    : S.focus.kind === "thread" && S.focus.id === r.th.index);
-			const label = isProc ? r.pr.name + " (pid " + r.pr.pid + ")" : r.th.name + " (tid " + r.th.tid + ")";
-			const row = h("div", { class: "tl-row " + r.kind + (focused ? " focused" : ""), title: label },
+			const th = r.single ? r.threads[0] : r.th;
+			const label = isProc ? r.pr.name + " (pid " + r.pr.pid + ")" +
+				(r.single && th.name !== r.pr.name ? " " + th.name : "") : th.name + " (tid " + th.tid + ")";
+			const row = h("div", { class: "tl-row " + r.kind + (r.single ? " single" : "") + (focused ? " focused" : ""),
+					       title: label },
 				      h("div", { class: "tl-label" }, label),
-				      h("canvas", { class: "tl-canvas", height: isProc ? PROCESS_H : TRACK_H }));
+				      h("canvas", { class: "tl-canvas", height: isProc && !r.single ? PROCESS_H : TRACK_H }));
 
 			row.rowInfo = r;
 			kids.push(row);
@@ -559,7 +567,8 @@
 			}
 			const r = row.rowInfo;
 
-			drawTrack(cv, r.kind === "process" ? r.threads.map((t) => t.track) : [r.th.track], r.kind === "process");
+			drawTrack(cv, r.kind === "process" ? r.threads.map((t) => t.track) : [r.th.track],
+				  r.kind === "process" && !r.single);
 		}
 		drawSelection();
 	}
@@ -704,12 +713,13 @@
 	// ---- flame graphs ----------------------------------------------------
 
 	// Draw the tree of AGG on canvas CV, from node ROOT (its ancestors as
-	// full-width frames under it): flame (roots at the bottom) or icicle.
+	// full-width frames under it): flame (roots at the bottom) or icicle;
+	// the top of the tree (all) drawn unless NOROOT (a tree of one root).
 	// Returns what was drawn, for the mouse: rows of [x, w, node].
 	function drawFlame(cv, agg, opt) {
 		const p = S.prof, t = agg.tree, kids = M.sortedChildren(p, t);
 		const dpr = window.devicePixelRatio || 1, wpx = Math.max(100, cv.parentNode.clientWidth);
-		const root = opt.root || 0, rootTotal = agg.total[root];
+		const root = opt.root || 0, rootTotal = agg.total[root], base = opt.noRoot ? 1 : 0;
 		const path = [];
 
 		for (let a = root; a > 0; a = t.parent[a])
@@ -725,7 +735,8 @@
 
 			if (w < MIN_PX)
 				continue;
-			drawn.push([n, x, w]);
+			if (n || !base)
+				drawn.push([n, x, w]);
 			if (t.depth[n] > maxDepth)
 				maxDepth = t.depth[n];
 			let cx = x;
@@ -737,7 +748,7 @@
 				cx += agg.total[c] / rootTotal * wpx;
 			}
 		}
-		const hpx = (maxDepth + 1) * ROW + 2;
+		const hpx = (maxDepth + 1 - base) * ROW + 2;
 
 		cv.style.height = hpx + "px";
 		cv.style.width = wpx + "px";
@@ -751,8 +762,8 @@
 		const charW = ctx.measureText("abcdefghijklmnopqrstuvwxyz_").width / 27;
 		const rows = [];
 		const yOf = (d) => opt.icicle ? d * ROW : hpx - (d + 1) * ROW;
-		const box = (n, x, w, d, dim) => {
-			const y = yOf(d), f = n ? t.func[n] : -1;
+		const box = (n, x, w, depth, dim) => {
+			const d = depth - base, y = yOf(d), f = n ? t.func[n] : -1;
 			let color = n === 0 ? "rgb(200,200,205)" : fill(p, f);
 
 			if (opt.diff && n)
@@ -780,7 +791,8 @@
 
 		// the path to the zoomed frame, at full width and dimmed
 		if (root) {
-			box(0, 0, wpx, 0, true);
+			if (!base)
+				box(0, 0, wpx, 0, true);
 			for (const a of path.slice(0, -1))
 				box(a, 0, wpx, t.depth[a], true);
 		}
@@ -943,11 +955,12 @@
 		}
 		put(el.opts, 
 			S.view !== "functions" ? h("label", null, h("input", Object.assign({ type: "checkbox", id: "opt-inverted",
-				onchange: (ev) => { S.inverted = ev.target.checked; S.zoom = 0; renderView(); } }, S.inverted ? { checked: "" } : {})),
+				onchange: (ev) => { S.inverted = S.icicle = ev.target.checked; S.zoom = 0; renderView(); } },
+				S.inverted ? { checked: "" } : {})),
 				S.view === "tree" ? " bottom-up (callers)" : " inverted (callers)") : null,
 			S.view === "flame" ? h("label", null, h("input", Object.assign({ type: "checkbox", id: "opt-icicle",
 				onchange: (ev) => { S.icicle = ev.target.checked; flame = null; renderView(); } }, S.icicle ? { checked: "" } : {})),
-				" icicle") : null,
+				" icicle (roots at the top)") : null,
 			S.view === "flame" && S.zoom ? h("button", { class: "link", onclick: () => { S.zoom = 0; renderView(); } }, "reset zoom") : null);
 		if (S.view === "flame") {
 			if (flame && flame.icicle !== S.icicle)
@@ -1118,8 +1131,8 @@
 			h("h3", null, "Callers of ", h("b", null, fname(p, f)), " (", amount(AGG.funcTotal[f]), ", ",
 			  fmtPct(pct(AGG.funcTotal[f], AGG.total[0])), ")"), up,
 			h("h3", null, "Callees of ", h("b", null, fname(p, f))), down);
-		sandwichWidgets = [flameWidget(up, () => sw.callers, { rootName: fname(p, f) + " (all callers)" }),
-				   flameWidget(down, () => sw.callees, { icicle: true, rootName: fname(p, f) + " (all callees)" })];
+		sandwichWidgets = [flameWidget(up, () => sw.callers, { noRoot: true }),
+				   flameWidget(down, () => sw.callees, { icicle: true, noRoot: true })];
 		for (const w of sandwichWidgets)
 			w.draw();
 	}
@@ -1188,6 +1201,21 @@
 		}
 	}
 
+	// What the colours mean, those of the frames as of the timeline.
+	function legend() {
+		const key = (color, label, title) => h("span", { class: "key", title: title },
+			h("span", { class: "sw", style: "background:" + color }), label);
+		const off = S.prof.facts.offcpu;
+
+		return h("span", { class: "legend" },
+			key("rgb(230,90,80)", "user", "a function of a program or library"),
+			key("rgb(240,160,20)", "kernel", "a function of the kernel"),
+			key("rgb(110,210,210)", "inlined", "a function inlined into its caller (framed)"),
+			key("rgb(90,215,90)", "JIT", "code without a file"),
+			off ? key("rgb(80,130,210)", "blocked", "off CPU, waiting for something") : null,
+			off ? key("rgb(200,80,160)", "runnable", "off CPU, waiting for a CPU") : null);
+	}
+
 	function layout() {
 		const app = document.getElementById("app");
 		const tab = (v, label) => el["tab-" + v] = h("button", { class: "tab", id: "tab-" + v,
@@ -1218,7 +1246,7 @@
 			  h("span", { class: "spacer" }), weights, el.search),
 			el.timeline,
 			h("nav", null, tab("flame", "Flame graph"), tab("tree", "Call tree"), tab("functions", "Functions"),
-			  el.opts, h("span", { class: "spacer" }), el.matched, el.totals),
+			  el.opts, legend(), h("span", { class: "spacer" }), el.matched, el.totals),
 			el["view-flame"], el["view-tree"], el["view-functions"], el.tip, el.menu);
 		document.addEventListener("keydown", (ev) => {
 			if ((ev.ctrlKey || ev.metaKey) && ev.key === "f" || ev.key === "/" && ev.target === document.body) {
@@ -1285,7 +1313,7 @@
 				renderView();
 			},
 			setInverted(on) {
-				S.inverted = on;
+				S.inverted = S.icicle = on;
 				S.zoom = 0;
 				renderView();
 			},
