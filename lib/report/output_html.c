@@ -580,7 +580,8 @@ int prof_viewer_add(struct prof_viewer *v, struct prof_spool *sp, struct prof_sy
 		prof_report_warnings(sp, s->title, add_warning, s);
 		copy_counters(s, sp);
 		choose_unit(s);
-		qsort(s->events, s->nevents, sizeof(*s->events), by_track);
+		if (s->nevents)
+			qsort(s->events, s->nevents, sizeof(*s->events), by_track);
 		s->kept = prof_profile_samples(p);
 		if (ret_samples)
 			*ret_samples = s->kept;

@@ -650,13 +650,43 @@
 				el.tip.hidden = true;
 				return;
 			}
-			const r = ev.target.parentNode.rowInfo;
+			const r = ev.target.parentNode.rowInfo, t = timeAt(ev);
+			const th = r && (r.kind === "thread" ? r.th : r.single ? r.threads[0] : null);
+			const at = th ? eventAt(th.track, t, ev.target.getBoundingClientRect().width) : null;
 
 			showTip(ev, [h("b", null, r ? (r.kind === "process" ? r.pr.name + " (pid " + r.pr.pid + ")" : r.th.name + " (tid " + r.th.tid + ")") : "time"),
-				     h("div", null, timeAt(ev).toFixed(4) + " s"),
+				     h("div", null, t.toFixed(4) + " s"), at,
 				     h("div", { class: "muted" }, r ? "click: this " + r.kind + " alone; drag: a time range" : "drag: a time range")]);
 		});
 		el.timeline.addEventListener("mouseleave", () => { el.tip.hidden = true; });
+	}
+
+	// What thread track TR did at T s, within a few px of a WPX-wide track:
+	// the stack of its sample nearest T, or the interval T falls in.
+	function eventAt(tr, t, wpx) {
+		const p = S.prof, ns = t * 1e9, slack = (S.win[1] - S.win[0]) / wpx * 3;
+		let stack = -1, what = "";
+
+		for (let i = 0; i < tr.ot.length; i++)
+			if (tr.ot[i] <= ns && ns < tr.ot[i] + tr.od[i]) {
+				stack = tr.os[i];
+				what = (tr.ok[i] === 2 ? "runnable for " : "blocked for ") + amount(tr.od[i], "wall");
+			}
+		if (stack < 0) {
+			const i = M.lowerBound(tr.t, t), near = [i - 1, i].filter((k) => k >= 0 && k < tr.t.length)
+				.sort((a, b) => Math.abs(tr.t[a] - ns) - Math.abs(tr.t[b] - ns))[0];
+
+			if (near === undefined || Math.abs(tr.t[near] - ns) > slack)
+				return null;
+			stack = tr.s[near];
+			what = "sample at " + (tr.t[near] / 1e9).toFixed(4) + " s";
+		}
+		const frames = [];
+
+		for (let s = stack; s >= 0 && frames.length < 16; s = p.stackParent[s])
+			frames.push(h("div", { class: "frame" }, h("span", { class: "sw", style: "background:" + fill(p, p.stackFunc[s]) }),
+				      fname(p, p.stackFunc[s])));
+		return h("div", { class: "stack" }, h("div", { class: "muted" }, what), ...frames);
 	}
 
 	function focusRow(r) {
