@@ -93,9 +93,7 @@ struct v_side {
 	uint64_t unit;			/* ns per unit of the times written */
 	uint64_t start_ns;		/* time 0, as --time counts */
 	uint64_t kept;			/* samples (or intervals) of that weight */
-	char **strings;
-	size_t nstrings, strings_cap;
-	struct strmap string_ids;
+	struct strtab strings;		/* modules, files, threads', processes' names */
 	struct v_func *funcs;
 	size_t nfuncs, funcs_cap;
 	struct strmap func_ids;
@@ -135,10 +133,7 @@ static void side_free(struct v_side *s)
 	free(s->argv);
 	free(s->pids);
 	free((char *)s->meta.event);
-	for (i = 0; i < s->nstrings; i++)
-		free(s->strings[i]);
-	free(s->strings);
-	strmap_release(&s->string_ids);
+	strtab_release(&s->strings);
 	for (i = 0; i < s->nfuncs; i++)
 		free(s->funcs[i].name);
 	free(s->funcs);
@@ -151,31 +146,6 @@ static void side_free(struct v_side *s)
 	intern_release(&s->process_ids);
 	free(s->events);
 	free(s);
-}
-
-/* The index of string S (NULL: "") in the side's table, added if new; -ENOMEM. */
-static int64_t string_of(struct v_side *s, const char *str)
-{
-	size_t len;
-	uint32_t id;
-	void *v = s->strings;
-	char *copy;
-
-	str = str ? str : "";
-	len = strlen(str);
-	id = strmap_find(&s->string_ids, str, len);
-	if (id)
-		return id - 1;
-	if (grow_array(&v, &s->strings_cap, s->nstrings + 1, sizeof(*s->strings)) < 0)
-		return -ENOMEM;
-	s->strings = v;
-	copy = strdup(str);
-	if (!copy || strmap_insert(&s->string_ids, str, len, (uint32_t)s->nstrings + 1) < 0) {
-		free(copy);
-		return error_setx(-ENOMEM, "out of memory");
-	}
-	s->strings[s->nstrings] = copy;
-	return (int64_t)s->nstrings++;
 }
 
 /* The page's process of spool process ID, added if new. */
@@ -317,9 +287,9 @@ static int64_t func_of(struct v_side *s, const struct agg_func *f)
 	}
 	/* a name is mostly one function's: written in its row, not interned */
 	name = strdup(f->name);
-	module = string_of(s, f->module);
+	module = strtab_intern(&s->strings, f->module);
 	if (module >= 0 && f->file)
-		file = string_of(s, f->file);
+		file = strtab_intern(&s->strings, f->file);
 	v = s->funcs;
 	if (!name || module < 0 || (f->file && file < 0) ||
 	    grow_array(&v, &s->funcs_cap, s->nfuncs + 1, sizeof(*s->funcs)) < 0 ||
@@ -398,7 +368,7 @@ static int name_threads(struct v_side *s, const struct prof_spool *sp)
 	for (i = 0; i < s->nthreads; i++) {
 		const struct prof_thread *t = prof_spool_thread(sp, s->threads[i].id);
 
-		n = string_of(s, t && t->name && *t->name ? t->name : "[unknown]");
+		n = strtab_intern(&s->strings, t && t->name && *t->name ? t->name : "[unknown]");
 		if (n < 0)
 			return (int)n;
 		s->threads[i].name = (uint32_t)n;
@@ -406,7 +376,7 @@ static int name_threads(struct v_side *s, const struct prof_spool *sp)
 	for (i = 0; i < s->nprocesses; i++) {
 		const struct prof_process *p = prof_spool_process(sp, s->processes[i].id);
 
-		n = string_of(s, p && p->comm && *p->comm ? p->comm : "[unknown]");
+		n = strtab_intern(&s->strings, p && p->comm && *p->comm ? p->comm : "[unknown]");
 		if (n < 0)
 			return (int)n;
 		s->processes[i].name = (uint32_t)n;
@@ -679,9 +649,9 @@ static void put_tables(FILE *out, const struct v_side *s)
 	size_t i;
 
 	fputs(",\n\"strings\":[", out);
-	for (i = 0; i < s->nstrings; i++) {
+	for (i = 0; i < s->strings.n; i++) {
 		fputs(i ? "," : "", out);
-		put_str(out, s->strings[i]);
+		put_str(out, s->strings.v[i]);
 	}
 	fputs("],\n\"funcs\":{\"name\":[", out);
 	for (i = 0; i < s->nfuncs; i++) {
