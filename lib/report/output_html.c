@@ -82,7 +82,8 @@ struct v_side {
 	char *header;			/* top's header, as text */
 	char **warnings;
 	size_t nwarnings, warnings_cap;
-	struct prof_meta meta;		/* its strings are copies, owned */
+	struct prof_meta meta;		/* event a copy, owned; argv, pids below; the
+					 * other strings NULL */
 	char **argv;
 	int32_t *pids;
 	struct prof_counters counters;

@@ -208,11 +208,13 @@
 		CALLERS = null;
 		if (S.zoom && !AGG.total[S.zoom])
 			S.zoom = 0;
-		if (S.base && (transformsChanged || !BASE)) {
+		// diff: the base whole, weighed and transformed alike
+		if (S.base && (transformsChanged || !BASE || BASE.weight !== S.weight)) {
 			const b = S.base;
 			const keep = S.transforms.length ? M.keptStacks(b, transformsOf(b)) : null;
 
 			BASE = M.aggregate(b, M.weigh(b, selection(b, keep)).stack);
+			BASE.weight = S.weight;
 			mapBase();
 		}
 	}
@@ -323,7 +325,7 @@
 			chips.push(h("span", { class: "hint" },
 				     "Drag on the timeline to choose a time range; click a thread or a process to see it alone; " +
 				     "right-click a function to focus on it or exclude it."));
-		const all = S.prof.weight === S.weight && !S.range && !S.focus && !S.transforms.length;
+		const all = !S.range && !S.focus && !S.transforms.length;
 
 		el.bar.replaceChildren(...chips);
 		el.totals.textContent = amount(W.total) + (all ? "" : " (" + fmtPct(pct(W.total, allTotal())) + " of all)");
@@ -351,12 +353,10 @@
 
 		if (!last)
 			return;
-		const tf = last.transforms.length !== S.transforms.length;
-
 		S.range = last.range;
 		S.focus = last.focus;
 		S.transforms = last.transforms;
-		update(tf);
+		update(true);
 	}
 
 	function clearAll() {

@@ -482,10 +482,12 @@ const ProfModel = (function () {
 
 			if (!agg.total[k])
 				continue;
-			if (flags[t.func[k]])
+			if (flags[t.func[k]]) {
 				sum += agg.total[k];
-			else
-				todo.push(...kids[k]);
+				continue;
+			}
+			for (const c of kids[k])
+				todo.push(c);
 		}
 		return sum;
 	}
