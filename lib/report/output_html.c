@@ -205,64 +205,30 @@ static int add_event(struct v_side *s, const struct prof_spool *sp, const struct
 	return 0;
 }
 
-/*
- * Read what SP has left: every CPU sample and off-CPU interval F keeps,
- * whatever it weighs (the page switches weights), and into P (for the
- * header) those of F's weight.
- */
-static int read_events(struct v_side *s, struct prof_spool *sp, struct prof_symbolizer *sym,
-		       struct prof_filter *f, struct prof_profile *p)
+struct read_ctx {
+	struct v_side *s;
+	const struct prof_spool *sp;
+	struct prof_profile *p;		/* what F weighs, for the header */
+	bool started;
+};
+
+/* A sample or interval kept: one more event, and counted in the header's profile. */
+static int read_event(const struct report_event *e, void *ctx)
 {
-	SIZED(prof_record, ev);
-	struct report_event e;
-	bool started = false;
-	uint32_t stack;
+	struct read_ctx *c = ctx;
 	int r;
 
-	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		if (ev.type == PROF_RECORD_SAMPLE) {
-			e = (struct report_event){ .s = *ev.sample,
-						   .weight = report_weight(s->weight, false,
-									   ev.sample->period) };
-			stack = ev.sample->stack;
-			r = f ? prof_filter_sample(f, sp, sym, ev.sample, &stack) : 1;
-		} else if (ev.type == PROF_RECORD_OFFCPU) {
-			const struct prof_offcpu *o = ev.offcpu;
-
-			e = (struct report_event){
-				.s = { .sz = sizeof(struct prof_sample), .time_ns = o->time_ns,
-				       .thread = o->thread, .stack = o->stack,
-				       .period = o->duration_ns, .cpu = o->cpu },
-				.offcpu = o,
-				.weight = report_weight(s->weight, true, o->duration_ns),
-			};
-			stack = o->stack;
-			r = f ? prof_filter_offcpu(f, sp, sym, o, &stack) : 1;
-		} else {
-			continue;
-		}
-		/* time 0 as the filter counts it: the recording's start, else the first */
-		if (!started) {
-			s->start_ns = s->meta.mono_start_ns;
-			if (!s->start_ns || s->start_ns > e.s.time_ns)
-				s->start_ns = e.s.time_ns;
-			started = true;
-		}
-		if (r <= 0) {
-			if (r < 0)
-				return r;
-			continue;
-		}
-		e.s.stack = stack;
-		r = add_event(s, sp, &(struct v_event){
-			.time_ns = e.s.time_ns, .ns = e.s.period, .thread = e.s.thread,
-			.stack = stack, .state = e.offcpu ? e.offcpu->state : 0 });
-		if (r == 0)
-			r = profile_add_event(p, sp, &e);
-		if (r < 0)
-			return r;
+	/* time 0 as the filter counts it: the recording's start, else the first */
+	if (!c->started) {
+		c->s->start_ns = c->s->meta.mono_start_ns;
+		if (!c->s->start_ns || c->s->start_ns > e->s.time_ns)
+			c->s->start_ns = e->s.time_ns;
+		c->started = true;
 	}
-	return r;
+	r = add_event(c->s, c->sp, &(struct v_event){
+		.time_ns = e->s.time_ns, .ns = e->s.period, .thread = e->s.thread,
+		.stack = e->s.stack, .state = e->offcpu ? e->offcpu->state : 0 });
+	return r < 0 ? r : profile_add_event(c->p, c->sp, e);
 }
 
 /* The page's function of agg function F, added if new: by name, module and inlining. */
@@ -532,8 +498,9 @@ int prof_viewer_add(struct prof_viewer *v, struct prof_spool *sp, struct prof_sy
 		r = prof_profile_new(&p);
 	if (r == 0)
 		r = prof_profile_weigh(p, s->weight);
+	/* every sample and interval kept, whatever F weighs: the page switches weights */
 	if (r == 0)
-		r = read_events(s, sp, sym, f, p);
+		r = filter_every_event(sp, sym, f, read_event, &(struct read_ctx){ s, sp, p, false });
 	/* the weights of the switch: those the recording allows, cpu always */
 	for (w = PROF_WEIGHT_CPU; r == 0 && w <= PROF_WEIGHT_WALL; w++) {
 		prof_errmsg_clear();

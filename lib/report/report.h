@@ -234,6 +234,14 @@ int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct
 		      event_fn fn, void *ctx, uint64_t *ret_n);
 
 /*
+ * The same for every sample and interval that F keeps, those its weight
+ * leaves out too (their weight 0): for the html viewer, which switches
+ * weights itself.
+ */
+int filter_every_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
+		       event_fn fn, void *ctx);
+
+/*
  * The header of top and tree (report_header.c): "# prof report of TITLE" (if
  * TITLE), what SP's recording was, its counters, what P weighs, where the
  * names came from.  0 or -errno (names_collect()'s).
