@@ -29,7 +29,7 @@
 		prof: null, base: null, diff: false,
 		weight: "cpu", range: null, focus: null, transforms: [],
 		view: "flame", inverted: false, icicle: false, zoom: 0,
-		term: "", re: null, flags: null,
+		re: null, flags: null,	// the search, and the functions it matches
 		func: -1,		// the function of the sandwich
 		win: null,		// the timeline's window [from, to], ns
 		sort: { key: "self", desc: true },
@@ -796,7 +796,7 @@
 			const d = depth - base, y = yOf(d), f = n ? t.func[n] : -1;
 			let color = n === 0 ? "rgb(200,200,205)" : fill(p, f);
 
-			if (opt.diff && n)
+			if (opt.diff && n && agg === AGG)	// the base is matched to the call tree
 				color = diffFill(n);
 			if (S.flags && f >= 0 && S.flags[f])
 				color = "rgb(230,0,230)";
@@ -955,11 +955,10 @@
 
 			if (n < 0)
 				return;
-			w.root = n;
 			if (opt.onzoom)
-				opt.onzoom(n);
+				return opt.onzoom(n);	// it draws again
+			w.root = n;
 			w.draw();
-			renderMatched();
 		});
 		cv.addEventListener("contextmenu", (ev) => {
 			const n = nodeAt(g, ev);
@@ -1134,8 +1133,6 @@
 		renderSandwich();
 	}
 
-	let sandwichWidgets = null;
-
 	function openSandwich(f) {
 		S.func = f;
 		if (S.view !== "functions") {
@@ -1161,16 +1158,13 @@
 			h("h3", null, "Callers of ", h("b", null, fname(p, f)), " (", amount(AGG.funcTotal[f]), ", ",
 			  fmtPct(pct(AGG.funcTotal[f], AGG.total[0])), ")"), up,
 			h("h3", null, "Callees of ", h("b", null, fname(p, f))), down);
-		sandwichWidgets = [flameWidget(up, () => sw.callers, { noRoot: true }),
-				   flameWidget(down, () => sw.callees, { icicle: true, noRoot: true })];
-		for (const w of sandwichWidgets)
-			w.draw();
+		flameWidget(up, () => sw.callers, { noRoot: true }).draw();
+		flameWidget(down, () => sw.callees, { icicle: true, noRoot: true }).draw();
 	}
 
 	// ---- search -----------------------------------------------------------
 
 	function setSearch(term) {
-		S.term = term;
 		el.search.value = term;
 		try {
 			S.re = M.searchRegExp(term);
