@@ -316,8 +316,8 @@ int prof_report_gecko(FILE *out, struct prof_spool *sp, struct prof_symbolizer *
  * samples as activity, off-CPU intervals blocked or runnable), a flame
  * graph, a call tree and a table of functions, all re-aggregated in the
  * page for the time range, thread or process and transforms chosen there.
- * It holds every sample and interval kept, so it grows with them: about
- * 10 to 20 bytes each.
+ * It holds every sample and interval kept, so it grows with them: 2 to 12
+ * bytes each (gzip'd), the more the more distinct the stacks.
  */
 struct prof_viewer;
 
