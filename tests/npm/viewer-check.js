@@ -12,6 +12,7 @@
 //   range:FROM,TO       brush FROM..TO s; "range-ms MS" (the re-aggregation)
 //   drag:A,B            drag the mouse over the first thread's track from
 //                       fraction A of its width to B; "range FROM TO"
+//                       (every digit of the doubles chosen)
 //   click-thread:TID    click the track of thread TID
 //   thread:TID          focus on thread TID; process:PID on a process
 //   weight:W            cpu, off-cpu or wall
@@ -85,7 +86,8 @@ async function main() {
 				await page.mouse.move(box.x + b * box.width, y, { steps: 4 });
 				await page.mouse.up();
 				const r = await page.evaluate(() => window.profViewer.range());
-				out.push("range " + (r ? r.map(fmt).join(" ") : "none"));
+				// all the digits: --time must get the same doubles
+				out.push("range " + (r ? r.map(String).join(" ") : "none"));
 			} else if (verb === "click-thread") {
 				const rows = page.locator(".tl-row.thread");
 				const n = await rows.count();
