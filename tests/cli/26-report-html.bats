@@ -16,10 +16,6 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-teardown() {
-	kill_background
-}
-
 # the browser and its driver: chromium (CHROMIUM names another) and
 # playwright-core from tests/npm
 require_browser() {
