@@ -150,14 +150,31 @@ $(O)/lib/%.o: lib/%.c config.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
-# The flame graph's script, as a C string literal for lib/report/output_svg.c,
-# which writes it inside a CDATA section: "]]>" would end that early.
-$(O)/flamegraph_js.h: lib/report/flamegraph.js
+# The scripts and styles of lib/report, as C string literals: the flame
+# graph's script for output_svg.c, which writes it inside a CDATA section
+# ("]]>" would end that early); the viewer's script and style for
+# output_html.c, inside the page's <script> and <style> ("</script",
+# "</style" or "<!--" would end or confuse them).
+EMBED_BAD := ]]>|</script|</style|<!--
+define embed
 	@mkdir -p $(@D)
-	@if grep -q ']]>' $<; then echo "$<: must not hold ']]>'" >&2; exit 1; fi
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+	@if grep -qiE '$(EMBED_BAD)' $^; then echo "$^: must not hold ']]>', '</script', '</style' or '<!--'" >&2; exit 1; fi
+	cat $^ | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
+endef
 
+$(O)/%_js.h: lib/report/%.js
+	$(embed)
+
+$(O)/%_css.h: lib/report/%.css
+	$(embed)
+
+# the viewer's model first: viewer.js uses it
+$(O)/viewer_js.h: lib/report/viewer_model.js lib/report/viewer.js
+	$(embed)
+
+EMBEDDED := $(O)/flamegraph_js.h $(O)/viewer_js.h $(O)/viewer_css.h
 $(O)/lib/report/output_svg.o: $(O)/flamegraph_js.h
+$(O)/lib/report/output_html.o: $(O)/viewer_js.h $(O)/viewer_css.h
 
 $(O)/libprof.a: $(LIB_OBJS)
 	@rm -f $@
@@ -259,7 +276,7 @@ abi-baseline: $(SHLIB)
 # (tests/fuzz/mutate.c) redoes them, so what it finds replays anywhere.  It
 # installs nothing: `.ci/deps fuzz` does, as root.
 FUZZ_CC = $(or $(CLANG),clang)
-fuzz: $(O)/flamegraph_js.h
+fuzz: $(EMBEDDED)
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz: $(FUZZ_CC) not found:" \
 		"apt-get install clang libclang-rt-14-dev (.ci/deps fuzz does, as root)" >&2; exit 1; }
 	@mkdir -p $(O)/fuzz-corpus

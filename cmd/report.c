@@ -43,19 +43,22 @@ enum { EXIT_GREW = 3 };	/* --fail-above: a function's share grew more than allow
 
 /*
  * The formats written as the spool is read (prof_report_perf_script(),
- * prof_report_pprof()), not from a profile by prof_report_write().
+ * prof_report_pprof(), ...), not from a profile by prof_report_write();
+ * html is the viewer's page (prof_viewer_*), of one spool or a diff.
  */
 enum stream_format {
 	STREAM_NONE,
 	STREAM_PERF_SCRIPT,
 	STREAM_PPROF,
 	STREAM_GECKO,
+	STREAM_HTML,
 };
 
 static const char *const stream_names[] = {
 	[STREAM_PERF_SCRIPT] = "perf-script",
 	[STREAM_PPROF] = "pprof",
 	[STREAM_GECKO] = "gecko",
+	[STREAM_HTML] = "html",
 };
 
 struct report_args {
@@ -78,6 +81,7 @@ struct report_args {
 	bool min_percent_set;		/* else the format's default */
 	const char *output;		/* -o: the file to write; NULL: standard output */
 	FILE *out;			/* where the report goes */
+	struct prof_viewer *viewer;	/* html: the page, spool by spool */
 };
 
 /* gecko: gzip'd when -o names a .gz file, as the Firefox Profiler loads either */
@@ -90,7 +94,7 @@ static bool gzip_output(const struct report_args *args)
 
 static const struct argp_option report_options[] = {
 	{ "format", OPT_FORMAT, "FORMAT", 0,
-	  "top, tree, folded, json, perf-script, pprof, gecko, speedscope or svg", 0 },
+	  "top, tree, folded, json, perf-script, pprof, gecko, speedscope, svg or html", 0 },
 	{ "output", 'o', "FILE", 0,
 	  "write the report to FILE (put in place once complete), not standard output", 0 },
 	{ "limit", OPT_LIMIT, "N", 0, "list N functions in top (default 30) or json (default all); "
@@ -132,7 +136,7 @@ static const struct argp_option report_options[] = {
 	{ "diff", OPT_DIFF, NULL, 0,
 	  "compare two spools, BASE and NEW: each function's share in both (top, json), "
 	  "each stack's two counts (folded), or NEW's flame graph coloured by the change "
-	  "(svg)", 0 },
+	  "(svg, html)", 0 },
 	{ "fail-above", OPT_FAIL_ABOVE, "PCT", 0,
 	  "with --diff, exit 3 when a share grew by more than PCT points", 0 },
 	{ "quiet", 'q', NULL, 0, "print no warnings", 0 },
@@ -190,7 +194,8 @@ static void parse_format(struct report_args *args, const char *name, struct argp
 						stream_names[STREAM_PPROF],
 						stream_names[STREAM_GECKO]);
 	}
-	argp_error(state, "'%s' is not a report format; the formats are: %s", name, list);
+	argp_error(state, "'%s' is not a report format; the formats are: %s, %s", name, list,
+		   stream_names[STREAM_HTML]);
 }
 
 /*
@@ -337,12 +342,12 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--fail-above needs --diff");
 		if (args->diff && args->group_opt)
 			argp_error(state, "--diff and %s cannot be used together", args->group_opt);
-		if (args->diff &&
+		if (args->diff && args->stream != STREAM_HTML &&
 		    (args->stream || (args->opts.format != PROF_REPORT_TOP &&
 				      args->opts.format != PROF_REPORT_FOLDED &&
 				      args->opts.format != PROF_REPORT_JSON &&
 				      args->opts.format != PROF_REPORT_SVG)))
-			argp_error(state, "--diff prints top, folded, json or svg, not %s",
+			argp_error(state, "--diff prints top, folded, json, svg or html, not %s",
 				   format_name(args));
 		r = prof_filter_new(&args->filter_opts, &args->filter);
 		if (r == -ENOMEM)
@@ -380,7 +385,9 @@ static struct argp report_argp = {
 	       "recording (prof record --switch-output) read as one: the functions "
 	       "that ran most (top), the call tree (tree), folded stacks for flame graphs "
 	       "(folded), or an export: json for scripts, perf-script, pprof, gecko (the Firefox "
-	       "Profiler's), speedscope, or svg, an interactive flame graph."
+	       "Profiler's), speedscope, svg, an interactive flame graph, or html, a viewer of "
+	       "one file: a timeline of the threads whose range, thread or process selected "
+	       "re-aggregates its flame graph, call tree and functions."
 	       "\vFunction names come from the spool's own symbol records, else from the ELF "
 	       "files the recording mapped (.symtab, else .dynsym); a frame without a name "
 	       "shows as module+0xOFFSET.  Where a file's debug info is found (in the file; "
@@ -403,7 +410,8 @@ static struct argp report_argp = {
 	       "--diff compares two spools read with the same filters: each function's "
 	       "self samples as a percent of each, and the change, biggest first; with "
 	       "--format=svg, NEW's flame graph, each frame red where its share grew, blue "
-	       "where it shrank.\n\n"
+	       "where it shrank; with --format=html, NEW's viewer coloured so, the base's "
+	       "shares beside NEW's.\n\n"
 	       "Exit status: 0 success (also for a partial spool), 1 the spool cannot be "
 	       "read, the report cannot be written, or no sample passes the filters, 3 "
 	       "with --fail-above, a share grew by more than allowed, 64 usage error (also pprof to a "
@@ -465,9 +473,11 @@ static int side_read(struct side *s, struct report_args *args)
 	else if (r == 0 && args->stream == STREAM_GECKO && !args->diff)
 		r = prof_report_gecko(args->out, s->sp, s->sym, s->filter, gzip_output(args),
 				      &s->kept);
+	else if (r == 0 && args->stream == STREAM_HTML)
+		r = prof_viewer_add(args->viewer, s->sp, s->sym, s->filter, s->path, &s->kept);
 	else if (r == 0)
 		r = prof_profile_read(s->prof, s->sp, s->filter, s->sym);
-	if (r == 0 && (args->diff || !args->stream))
+	if (r == 0 && args->stream != STREAM_HTML && (args->diff || !args->stream))
 		s->kept = prof_profile_samples(s->prof);
 	if (r < 0)
 		goto fail;
@@ -498,7 +508,8 @@ static int run_diff(struct report_args *args)
 				 .profile = s[i].prof, .sym = s[i].sym);
 	}
 	if (r == 0) {
-		r = prof_report_diff(args->out, &d[0], &d[1], args->opts.format, &grew);
+		r = args->viewer ? prof_viewer_write(args->viewer, args->out)
+				 : prof_report_diff(args->out, &d[0], &d[1], args->opts.format, &grew);
 		if (r < 0)
 			err_msg("%s", prof_errmsg());
 	}
@@ -594,7 +605,11 @@ static int run_one(struct report_args *args)
 	if (args->opts.format == PROF_REPORT_SPEEDSCOPE && args->group_by == PROF_GROUP_NONE)
 		args->group_by = PROF_GROUP_THREAD;
 	r = side_read(&s, args);
-	if (r == 0 && !args->stream) {
+	if (r == 0 && args->viewer) {
+		r = prof_viewer_write(args->viewer, args->out);
+		if (r < 0)
+			err_msg("%s", prof_errmsg());
+	} else if (r == 0 && !args->stream) {
 		r = prof_report_write(args->out, s.sp, s.prof, s.sym, &args->opts);
 		if (r == 0 && args->show_idle && (args->opts.format == PROF_REPORT_TOP ||
 						  args->opts.format == PROF_REPORT_TREE))
@@ -617,7 +632,7 @@ static int run_report(int argc, char **argv)
 		.filter_opts = { .sz = sizeof(args.filter_opts) },
 		.fail_above = -1.0,
 	};
-	char *tmp;
+	char *tmp = NULL;
 	int code;
 
 	static const char *default_path[] = { "prof.spool" };
@@ -635,16 +650,15 @@ static int run_report(int argc, char **argv)
 	    asprintf(&title, "%s (and %zu more)", args.path, args.npaths - 1) >= 0)
 		args.opts.title = title;
 	set_verbosity(args.verbosity);
-	if (output_open(&args, &tmp) < 0) {
-		free(args.debug_dirs);
-		free(title);
-		if (args.paths != default_path)
-			free(args.paths);
-		return EXIT_FAIL;
-	}
-	code = args.diff ? run_diff(&args) : run_one(&args);
-	if (output_close(&args, tmp, code != EXIT_FAIL) < 0)
+	code = EXIT_FAIL;
+	if (args.stream == STREAM_HTML &&
+	    prof_viewer_new(&PROF_INIT(prof_viewer_opts, .diff = args.diff), &args.viewer) < 0)
+		err_msg("%s", prof_errmsg());
+	else if (output_open(&args, &tmp) == 0)
+		code = args.diff ? run_diff(&args) : run_one(&args);
+	if (args.out && output_close(&args, tmp, code != EXIT_FAIL) < 0)
 		code = EXIT_FAIL;
+	prof_viewer_free(args.viewer);
 	free(args.debug_dirs);
 	free(title);
 	if (args.paths != default_path)

@@ -99,7 +99,7 @@ _prof_report()
 	[[ $prev == = ]] && prev=${words[cword - 2]}
 	case $prev in
 	--format)
-		__prof_words 'top tree folded json perf-script pprof gecko speedscope svg'
+		__prof_words 'top tree folded json perf-script pprof gecko speedscope svg html'
 		return
 		;;
 	--weight)

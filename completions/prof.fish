@@ -89,7 +89,7 @@ complete -c prof -n '__prof_using record; and not __prof_after_dashdash' -a -- -
 complete -c prof -n '__prof_using record; and __prof_after_dashdash' -a '(__prof_complete_target)'
 
 # prof report [OPTION...] [FILE]
-complete -c prof -n '__prof_using report' -l format -x -a 'top tree folded json perf-script pprof gecko speedscope svg' -d 'the view to print'
+complete -c prof -n '__prof_using report' -l format -x -a 'top tree folded json perf-script pprof gecko speedscope svg html' -d 'the view to print'
 complete -c prof -n '__prof_using report' -l output -s o -r -F -d 'write the report to FILE, not standard output'
 complete -c prof -n '__prof_using report' -l weight -x -a 'cpu off-cpu wall' -d 'what the report weighs: samples, off-CPU time, or both in time'
 complete -c prof -n '__prof_using report' -l limit -x -d 'list N functions in top (default 30) or json (default all); 0 all'

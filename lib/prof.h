@@ -36,22 +36,22 @@
  * have PROF_SLOTS entries), and an array the library lends holds pointers.
  * A struct the library lends carries the library's own sz.
  *
- * Names.  Each handle is a struct prof_<object> and the functions that
- * take it first are prof_<object>_<verb>: prof_spool_* read a spool
- * (struct prof_spool), prof_spool_writer_* write one, prof_symbolizer_*,
+ * Names.  Each handle is a struct prof_<object> and the functions that take
+ * it first are prof_<object>_<verb>: prof_spool_* read a spool (struct
+ * prof_spool), prof_spool_writer_* write one, prof_symbolizer_*,
  * prof_profile_*, prof_filter_*, prof_report_*, prof_launched_*,
- * prof_recorder_*, prof_tail_*, prof_tail_view_*, prof_pusher_* and
- * prof_push_queue_* do what they say.  A
- * record is an entry of a spool (struct prof_record); an event is a perf
- * event (enum prof_event_kind); a sink takes bytes (struct prof_sink).  The
- * verbs keep one meaning each: _new makes a heap object and _free frees
- * it; _open makes one that holds a file, a process or perf events, and
- * _close writes what it still must, closes and frees it (freed even when
- * it fails; a _free beside a _close abandons without writing); _finish
- * writes a spool's trailer and keeps the handle; _add_ defines or appends;
- * _intern_ gives the id of an equal thing if there is one.  The values of
- * each enum begin with PROF_ and a word or two of its name, a prefix no
- * other enum's values begin with (enum prof_tail_state:
+ * prof_recorder_*, prof_tail_*, prof_tail_view_*, prof_viewer_* (the html
+ * viewer), prof_pusher_* and prof_push_queue_* do what they say.  A record
+ * is an entry of a spool (struct prof_record); an event is a perf event
+ * (enum prof_event_kind); a sink takes bytes (struct prof_sink).  The verbs
+ * keep one meaning each: _new makes a heap object and _free frees it; _open
+ * makes one that holds a file, a process or perf events, and _close writes
+ * what it still must, closes and frees it (freed even when it fails; a _free
+ * beside a _close abandons without writing); _finish writes a spool's
+ * trailer and keeps the handle; _add_ defines or appends; _intern_ gives the
+ * id of an equal thing if there is one.  The values of each enum begin with
+ * PROF_ and a word or two of its name, a prefix no other enum's values begin
+ * with (enum prof_tail_state:
  * PROF_TAIL_STATE_RUNNING; enum prof_frame_kind: PROF_FRAME_USER).  A name
  * function, prof_*_name(), returns NULL for a value it does not know; a
  * parse function, prof_*_parse(), -EINVAL for a name.

@@ -24,21 +24,29 @@ static uint64_t strmap_hash(const void *key, size_t len)
 	return h;
 }
 
-uint32_t strmap_find(const struct strmap *m, const void *key, size_t len)
+/* The slot of the LEN bytes at KEY, or NULL. */
+static const struct strmap_slot *strmap_slot(const struct strmap *m, const void *key, size_t len)
 {
 	uint64_t h;
 	size_t i;
 
 	if (!m->slots)
-		return 0;
+		return NULL;
 	h = strmap_hash(key, len);
 	for (i = h & m->mask; m->slots[i].key; i = (i + 1) & m->mask) {
 		const struct strmap_slot *s = &m->slots[i];
 
 		if (s->hash == h && s->len == len && !memcmp(s->key, key, len))
-			return s->id;
+			return s;
 	}
-	return 0;
+	return NULL;
+}
+
+uint32_t strmap_find(const struct strmap *m, const void *key, size_t len)
+{
+	const struct strmap_slot *s = strmap_slot(m, key, len);
+
+	return s ? s->id : 0;
 }
 
 static void strmap_place(struct strmap_slot *slots, size_t mask, const struct strmap_slot *src)
@@ -96,4 +104,30 @@ void strmap_release(struct strmap *m)
 	free(m->slots);
 	m->slots = NULL;
 	m->mask = m->used = 0;
+}
+
+int64_t strtab_intern(struct strtab *t, const char *s)
+{
+	size_t len = strlen(s);
+	uint32_t id = strmap_find(&t->ids, s, len);
+	void *v = t->v;
+
+	if (id)
+		return id - 1;
+	if (grow_array(&v, &t->cap, t->n + 1, sizeof(*t->v)) < 0)
+		return -ENOMEM;
+	t->v = v;
+	if (strmap_insert(&t->ids, s, len, (uint32_t)t->n + 1) < 0)
+		return -ENOMEM;
+	/* the map's copy, which stays where it is when the map grows */
+	t->v[t->n] = strmap_slot(&t->ids, s, len)->key;
+	return (int64_t)t->n++;
+}
+
+void strtab_release(struct strtab *t)
+{
+	strmap_release(&t->ids);
+	free(t->v);
+	t->v = NULL;
+	t->n = t->cap = 0;
 }

@@ -310,6 +310,57 @@ int prof_report_gecko(FILE *out, struct prof_spool *sp, struct prof_symbolizer *
 		      struct prof_filter *f, bool gzip, uint64_t *ret_samples);
 
 /*
+ * A viewer: one HTML file that needs nothing else (no other file, no
+ * network: its Content-Security-Policy forbids every fetch) and shows a
+ * spool in a browser, opened from file://: a timeline per thread (CPU
+ * samples as activity, off-CPU intervals blocked or runnable), a flame
+ * graph, a call tree and a table of functions, all re-aggregated in the
+ * page for the time range, thread or process and transforms chosen there.
+ * It holds every sample and interval kept, so it grows with them: 2 to 12
+ * bytes each (gzip'd), the more the more distinct the stacks.
+ */
+struct prof_viewer;
+
+struct prof_viewer_opts {
+	size_t sz;			/* sizeof(struct prof_viewer_opts) */
+	bool diff;			/* two spools are added, the base then the new
+					 * one: the page shows the new one, coloured by
+					 * the change of each share since the base */
+};
+
+/*
+ * An empty viewer of OPTS (NULL: one spool, no diff).
+ * Returns: 0 and *ret; -EINVAL (bad opts); -ENOMEM.
+ */
+int prof_viewer_new(const struct prof_viewer_opts *opts, struct prof_viewer **ret);
+
+/*
+ * Read every record of SP that is left and add to V the CPU samples and
+ * off-CPU intervals that F (NULL: none) keeps, whatever F weighs: the page
+ * shows F's weight first and switches to the others SP allows
+ * (prof_spool_check_weight()).  Frames are named with SYM, functions told
+ * apart by name, module and inlining (as the tree format does), with their
+ * source file and each frame's line where known; with the header of the
+ * top format (titled TITLE, which may be NULL), the warnings of
+ * prof_report_warnings() and the counters.  V keeps copies: SP and SYM
+ * may be closed after it.  *RET_SAMPLES (if not NULL): the samples (or
+ * intervals) of F's weight kept.
+ * Returns: 0; -EINVAL (a spool more than V takes: one, or two for a
+ * diff); those of prof_filter_sample(); -ENOMEM.
+ */
+int prof_viewer_add(struct prof_viewer *v, struct prof_spool *sp, struct prof_symbolizer *sym,
+		    struct prof_filter *f, const char *title, uint64_t *ret_samples);
+
+/*
+ * Write the page of V, which has its spool (or both of a diff), to OUT.
+ * Returns: 0; -EINVAL (a spool missing); the error of writing to OUT.
+ */
+int prof_viewer_write(struct prof_viewer *v, FILE *out);
+
+/* Free V (NULL: nothing). */
+void prof_viewer_free(struct prof_viewer *v);
+
+/*
  * The idle task of SP, a recording of the whole machine (PROF_META_SYSTEM),
  * as a process: a section "process [idle] (pid 0): N samples (P% of the M
  * the CPUs delivered)" for the end of a top or tree report.  Its samples

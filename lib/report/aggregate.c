@@ -220,6 +220,19 @@ static void count_functions(struct agg *a)
 	}
 }
 
+enum agg_kind agg_func_kind(const struct agg_func *f)
+{
+	if (f->inlined)
+		return AGG_KIND_INLINED;
+	if (!strcmp(f->module, "[kernel]"))
+		return AGG_KIND_KERNEL;
+	if (!strcmp(f->module, "[anon]"))
+		return AGG_KIND_ANON;
+	if (!*f->module && f->name[0] == '[')
+		return AGG_KIND_OTHER;
+	return AGG_KIND_USER;
+}
+
 unsigned agg_keys_of(const struct prof_report_opts *opts)
 {
 	unsigned shape = opts->inverted ? AGG_CALLERS : 0;
@@ -275,23 +288,31 @@ static bool is_offcpu(const struct prof_spool *sp, uint32_t stack)
 	return fr && fr->kind == PROF_FRAME_STATE;
 }
 
-int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
-	    uint32_t stack, uint64_t count)
+int agg_place(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
+	      uint32_t stack, uint32_t *ret_node)
 {
 	static const struct prof_resolved_frame empty = {
 		.sz = sizeof(empty), .function = EMPTY_STACK_NAME, .module = ""
 	};
-	uint32_t node = 0, func;
+	uint32_t func;
 	int r;
 
 	if (stack > a->nstacks)
 		return error_setx(-EINVAL, "stack node %u is not defined", stack);
 	if (stack > 0 && (a->keys & AGG_CALLERS))
-		r = place_stack_callers(a, sp, sym, stack, &node);
-	else if (stack > 0)
-		r = place_stack(a, sp, sym, stack, &node);
-	else if ((r = func_id(a, &empty, &func)) == 0)
-		r = child(a, 0, func, &node);
+		return place_stack_callers(a, sp, sym, stack, ret_node);
+	if (stack > 0)
+		return place_stack(a, sp, sym, stack, ret_node);
+	r = func_id(a, &empty, &func);
+	return r < 0 ? r : child(a, 0, func, ret_node);
+}
+
+int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
+	    uint32_t stack, uint64_t count)
+{
+	uint32_t node = 0;
+	int r = agg_place(a, sp, sym, stack, &node);
+
 	if (r < 0)
 		return r;
 	a->nodes[node].self += count;

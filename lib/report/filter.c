@@ -404,8 +404,9 @@ enum prof_weight prof_filter_weight(const struct prof_filter *f)
 	return f ? f->weight : PROF_WEIGHT_CPU;
 }
 
-int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
-		      event_fn fn, void *ctx, uint64_t *ret_n)
+/* filter_each_event(), or with EVERY the events F's weight leaves out too. */
+static int each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
+		      bool every, event_fn fn, void *ctx, uint64_t *ret_n)
 {
 	enum prof_weight w = prof_filter_weight(f);
 	struct report_event e;
@@ -414,11 +415,11 @@ int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct
 	int r;
 
 	while ((r = prof_spool_next(sp, &ev)) > 0) {
-		if (ev.type == PROF_RECORD_SAMPLE && w != PROF_WEIGHT_OFFCPU) {
+		if (ev.type == PROF_RECORD_SAMPLE && (every || w != PROF_WEIGHT_OFFCPU)) {
 			e = (struct report_event){ .s = *ev.sample,
 						   .weight = report_weight(w, false, ev.sample->period) };
 			r = f ? prof_filter_sample(f, sp, sym, ev.sample, &e.s.stack) : 1;
-		} else if (ev.type == PROF_RECORD_OFFCPU && w != PROF_WEIGHT_CPU) {
+		} else if (ev.type == PROF_RECORD_OFFCPU && (every || w != PROF_WEIGHT_CPU)) {
 			const struct prof_offcpu *o = ev.offcpu;
 
 			e = (struct report_event){
@@ -447,6 +448,18 @@ int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct
 	if (ret_n)
 		*ret_n = n;
 	return r;
+}
+
+int filter_each_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
+		      event_fn fn, void *ctx, uint64_t *ret_n)
+{
+	return each_event(sp, sym, f, false, fn, ctx, ret_n);
+}
+
+int filter_every_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
+		       event_fn fn, void *ctx)
+{
+	return each_event(sp, sym, f, true, fn, ctx, NULL);
 }
 
 struct profile_ctx {

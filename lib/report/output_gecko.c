@@ -61,9 +61,7 @@ struct g_thread {
 	size_t nframes, frames_cap;
 	struct g_stack *stacks;
 	size_t nstacks, stacks_cap;
-	char **strings;
-	size_t nstrings, strings_cap;
-	struct strmap string_ids;
+	struct strtab strings;
 	struct intern_map frame_ids;	/* (spool frame, inline depth) -> frame index + 1 */
 	struct intern_map stack_ids;	/* (prefix + 1, frame) -> stack index + 1 */
 	struct intern_map node_ids;	/* spool stack node -> stack index + 1 */
@@ -83,17 +81,12 @@ struct gecko {
 
 static void thread_free(struct g_thread *t)
 {
-	size_t i;
-
 	if (!t)
 		return;
-	for (i = 0; i < t->nstrings; i++)
-		free(t->strings[i]);
-	free(t->strings);
 	free(t->samples);
 	free(t->frames);
 	free(t->stacks);
-	strmap_release(&t->string_ids);
+	strtab_release(&t->strings);
 	intern_release(&t->frame_ids);
 	intern_release(&t->stack_ids);
 	intern_release(&t->node_ids);
@@ -127,28 +120,6 @@ static struct g_thread *thread_of(struct gecko *g, uint32_t id)
 	return t;
 }
 
-/* The index of string S in T's table, added if new; -ENOMEM. */
-static int64_t string_of(struct g_thread *t, const char *s)
-{
-	size_t len = strlen(s);
-	uint32_t id = strmap_find(&t->string_ids, s, len);
-	void *v = t->strings;
-	char *copy;
-
-	if (id)
-		return id - 1;
-	if (grow_array(&v, &t->strings_cap, t->nstrings + 1, sizeof(*t->strings)) < 0)
-		return -ENOMEM;
-	t->strings = v;
-	copy = strdup(s);
-	if (!copy || strmap_insert(&t->string_ids, s, len, (uint32_t)t->nstrings + 1) < 0) {
-		free(copy);
-		return error_setx(-ENOMEM, "out of memory");
-	}
-	t->strings[t->nstrings] = copy;
-	return (int64_t)t->nstrings++;
-}
-
 /* Add FR to T's frames as the one of key (A, B): its index, or -ENOMEM. */
 static int64_t add_frame(struct g_thread *t, uint32_t a, uint64_t b, struct g_frame fr)
 {
@@ -179,7 +150,7 @@ static int64_t frame_of(struct g_thread *t, const struct prof_frame *f, size_t k
 			: asprintf(&name, "%s", rf->function);
 	if (r < 0)
 		return error_setx(-ENOMEM, "out of memory");
-	s = string_of(t, name);
+	s = strtab_intern(&t->strings, name);
 	free(name);
 	if (s < 0)
 		return s;
@@ -273,7 +244,7 @@ static int64_t empty_stack(struct g_thread *t)
 	if (id) {
 		fr = id - 1;
 	} else {
-		s = string_of(t, "[empty stack]");
+		s = strtab_intern(&t->strings, "[empty stack]");
 		if (s < 0)
 			return s;
 		fr = add_frame(t, UINT32_MAX, 0, (struct g_frame){ .name = (uint32_t)s, .cat = CAT_OTHER });
@@ -455,9 +426,9 @@ static void put_thread(struct gecko *g, struct out *o, const struct g_thread *t)
 			put(o, "%s[null,%" PRIu32 "]", i ? "," : "", s->frame);
 	}
 	put(o, "]},\"stringTable\":[");
-	for (i = 0; i < t->nstrings; i++) {
+	for (i = 0; i < t->strings.n; i++) {
 		put(o, "%s", i ? "," : "");
-		put_str(o, t->strings[i]);
+		put_str(o, t->strings.v[i]);
 	}
 	put(o, "]}");
 }

@@ -27,18 +27,10 @@
 #define BOTTOM_SPACE 34		/* px for the line of details */
 #define MIN_FRAME_PX 0.1	/* narrower frames are left out */
 
-enum frame_kind {
-	KIND_USER,
-	KIND_INLINED,
-	KIND_KERNEL,
-	KIND_ANON,	/* no module: JIT code, say */
-	KIND_OTHER,	/* the root, a group, a [truncated: ...] mark */
-};
-
 struct svg_frame {
 	uint64_t start, samples;	/* in samples (or ns) from the left */
 	uint32_t depth;			/* 0: the root, "all" */
-	enum frame_kind kind;
+	enum agg_kind kind;
 	bool offcpu;			/* mostly off-CPU time */
 	double base_pct;		/* differential: the base's percent on the same path */
 	const char *name;		/* the symbolizer's, or a group's label */
@@ -91,7 +83,7 @@ int svg_graph_new(struct svg_graph **ret, const struct prof_report_opts *o,
 	g->o = o;
 	g->weight = weight;
 	g->samples = samples;
-	r = add_frame(g, &(struct svg_frame){ .samples = samples, .kind = KIND_OTHER,
+	r = add_frame(g, &(struct svg_frame){ .samples = samples, .kind = AGG_KIND_OTHER,
 					      .name = "all", .module = "" });
 	if (r < 0) {
 		svg_graph_free(g);
@@ -113,19 +105,6 @@ void svg_graph_free(struct svg_graph *g)
 	free(g->frames);
 	free(g->cursor);
 	free(g);
-}
-
-static enum frame_kind kind_of(const struct agg_func *f)
-{
-	if (f->inlined)
-		return KIND_INLINED;
-	if (!strcmp(f->module, "[kernel]"))
-		return KIND_KERNEL;
-	if (!strcmp(f->module, "[anon]"))
-		return KIND_ANON;
-	if (!*f->module && f->name[0] == '[')
-		return KIND_OTHER;
-	return KIND_USER;
 }
 
 /* Whether a frame of SAMPLES is too narrow to draw. */
@@ -160,7 +139,7 @@ static int add_tree(struct svg_graph *g, struct agg *a, const char *label, const
 			return error_setx(-ENOMEM, "out of memory");
 		g->labels[g->nlabels++] = copy;
 		r = add_frame(g, &(struct svg_frame){ .start = g->next, .samples = samples,
-						      .depth = 1, .kind = KIND_OTHER,
+						      .depth = 1, .kind = AGG_KIND_OTHER,
 						      .name = copy, .module = "",
 						      .offcpu = a->nodes[0].offcpu * 2 > samples });
 		if (r < 0)
@@ -192,7 +171,7 @@ static int add_tree(struct svg_graph *g, struct agg *a, const char *label, const
 			r = add_frame(g, &(struct svg_frame){ .start = g->cursor[d],
 							      .samples = node->total,
 							      .depth = d + base,
-							      .kind = kind_of(f),
+							      .kind = agg_func_kind(f),
 							      .offcpu = node->offcpu * 2 >
 									node->total,
 							      .base_pct = base_pct ? base_pct[n] : 0,
@@ -308,10 +287,10 @@ static void put_fill(FILE *out, const struct svg_graph *gr, const struct svg_fra
 			fputs("rgb(235,235,235)", out);
 		return;
 	}
-	if (f->offcpu && f->kind != KIND_OTHER) {
-		if (f->kind == KIND_KERNEL)
+	if (f->offcpu && f->kind != AGG_KIND_OTHER) {
+		if (f->kind == AGG_KIND_KERNEL)
 			r = 140 + (int)(40 * a), g = 110 + (int)(40 * b), bl = 215 + (int)(40 * c);
-		else if (f->kind == KIND_INLINED)
+		else if (f->kind == AGG_KIND_INLINED)
 			r = 110 + (int)(40 * a), g = 190 + (int)(40 * b), bl = 230 + (int)(25 * c);
 		else
 			r = (int)(80 * a), g = 90 + (int)(90 * b), bl = 190 + (int)(65 * c);
@@ -319,16 +298,16 @@ static void put_fill(FILE *out, const struct svg_graph *gr, const struct svg_fra
 		return;
 	}
 	switch (f->kind) {
-	case KIND_KERNEL:
+	case AGG_KIND_KERNEL:
 		r = 225 + (int)(30 * a), g = 130 + (int)(60 * b), bl = (int)(40 * c);
 		break;
-	case KIND_INLINED:
+	case AGG_KIND_INLINED:
 		r = 80 + (int)(60 * a), g = 180 + (int)(60 * b), bl = 180 + (int)(60 * b);
 		break;
-	case KIND_ANON:
+	case AGG_KIND_ANON:
 		r = 60 + (int)(60 * a), g = 190 + (int)(50 * b), bl = 60 + (int)(60 * c);
 		break;
-	case KIND_OTHER:
+	case AGG_KIND_OTHER:
 		r = g = 190 + (int)(20 * a), bl = 200 + (int)(20 * a);
 		break;
 	default:
@@ -365,7 +344,7 @@ static void put_frame(FILE *out, const struct svg_graph *g, const struct svg_fra
 		fputc('\n', out);
 		put_xml(out, f->module, 0);
 	}
-	if (f->kind == KIND_INLINED)
+	if (f->kind == AGG_KIND_INLINED)
 		fputs("\ninlined into its caller", out);
 	fprintf(out, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"",
 		x, y, w, FRAME_HEIGHT - 1);

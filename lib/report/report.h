@@ -83,6 +83,18 @@ struct agg_func {
 	uint32_t stamp;		/* last stack that counted it in total */
 };
 
+/* What a function is, as the flame graphs colour it. */
+enum agg_kind {
+	AGG_KIND_USER,
+	AGG_KIND_INLINED,
+	AGG_KIND_KERNEL,
+	AGG_KIND_ANON,		/* no module: JIT code, say */
+	AGG_KIND_OTHER,		/* the root, a group, a [truncated: ...] mark, a state */
+};
+
+/* The kind of F: inlined first, then by its module. */
+enum agg_kind agg_func_kind(const struct agg_func *f);
+
 /* What tells functions apart, besides their name and module. */
 enum agg_keys {
 	AGG_INLINED = 1 << 0,	/* an inlined function is not its out-of-line self */
@@ -147,6 +159,14 @@ int agg_init(struct agg *a, const struct prof_spool *sp, enum prof_weight weight
 
 /* The keys of the report OPTS: what its format shows of a function. */
 unsigned agg_keys_of(const struct prof_report_opts *opts);
+
+/*
+ * The tree node of leaf stack node STACK (0: the empty stack, a root
+ * "[empty stack]"), placed with its path if new, naming frames with SYM:
+ * 0 and *RET_NODE, or -errno.
+ */
+int agg_place(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
+	      uint32_t stack, uint32_t *ret_node);
 
 /* Add COUNT samples on leaf stack node STACK (0: empty), naming frames with SYM. */
 int agg_add(struct agg *a, const struct prof_spool *sp, struct prof_symbolizer *sym,
@@ -235,6 +255,22 @@ int report_pprof(FILE *out, struct prof_spool *sp, struct prof_symbolizer *sym,
  * holds the time its threads waited in it, however long before they began.
  */
 void filter_clip_intervals(struct prof_filter *f);
+
+/*
+ * The same for every sample and interval that F keeps, those its weight
+ * leaves out too (their weight 0): for the html viewer, which switches
+ * weights itself.
+ */
+int filter_every_event(struct prof_spool *sp, struct prof_symbolizer *sym, struct prof_filter *f,
+		       event_fn fn, void *ctx);
+
+/*
+ * The header of top and tree (report_header.c): "# prof report of TITLE" (if
+ * TITLE), what SP's recording was, its counters, what P weighs, where the
+ * names came from.  0 or -errno (names_collect()'s).
+ */
+int report_print_header(FILE *out, const struct prof_spool *sp, const struct prof_profile *p,
+			struct prof_symbolizer *sym, const char *title);
 
 /* report_text.c: text as every format writes it. */
 

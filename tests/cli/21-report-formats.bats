@@ -200,7 +200,7 @@ $INCOMPLETE"
 
 @test "an unknown --format is a usage error that names the formats" {
 	run -64 --separate-stderr "$PROF" report --format=flame "$s"
-	assert_equal "${stderr_lines[0]}" "prof report: 'flame' is not a report format; the formats are: top, tree, folded, json, perf-script, pprof, gecko, speedscope, svg"
+	assert_equal "${stderr_lines[0]}" "prof report: 'flame' is not a report format; the formats are: top, tree, folded, json, perf-script, pprof, gecko, speedscope, svg, html"
 	assert_equal "${stderr_lines[1]}" "Try \`prof report --help' or \`prof report --usage' for more information."
 	assert_equal "$output" ""
 }
@@ -220,7 +220,7 @@ $INCOMPLETE"
 @test "--help lists the formats and the pruning options" {
 	run -0 "$PROF" report --help
 	assert_line --regexp '^ +--format=FORMAT +top, tree, folded, json, perf-script, pprof,$'
-	assert_line --regexp '^ +gecko, speedscope or svg$'
+	assert_line --regexp '^ +gecko, speedscope, svg or html$'
 	assert_line --regexp '^ +--limit=N +list N functions in top \(default 30\) or json$'
 	assert_line --regexp '^ +--min-percent=PCT +hide what has under PCT% of samples \(top, tree:$'
 	assert_line --regexp '^ +--inverted +tree, folded and svg: each stack from its leaf$'

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "harness.h"
 #include "prof.h"
 #include "spool_test.h"
@@ -375,6 +377,92 @@ TEST(report_rejects_bad_options_and_reports_write_errors)
 	CHECK_INT(prof_report_write(full, fx.sp, fx.prof, fx.sym, NULL), ==, -ENOSPC);
 	CHECK_STR(prof_errmsg(), "cannot write the report: No space left on device");
 	fclose(full);
+	rfx_close(&fx);
+}
+
+/* The data of the page PAGE (JSON, gzip'd, in base64): malloc'd, NUL-terminated, or NULL. */
+static char *viewer_data(const char *page)
+{
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *p = strstr(page, "data-encoding=\"json+gzip+base64\">\n"), *d;
+	unsigned char *gz;
+	size_t n = 0, cap = 1 << 20;
+	uint32_t acc = 0, bits = 0;
+	char *json = calloc(1, cap);
+	z_stream z = { 0 };
+
+	if (!p || !json || !(gz = malloc(strlen(p))))
+		return NULL;
+	for (p = strchr(p, '>') + 1; *p && *p != '<'; p++) {
+		if (!(d = strchr(digits, *p)) || !*p)
+			continue;	/* line breaks, padding */
+		acc = acc << 6 | (uint32_t)(d - digits);
+		if ((bits += 6) >= 8)
+			gz[n++] = (unsigned char)(acc >> (bits -= 8));
+	}
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return NULL;
+	z.next_in = gz;
+	z.avail_in = (uInt)n;
+	z.next_out = (Bytef *)json;
+	z.avail_out = (uInt)cap - 1;
+	if (inflate(&z, Z_FINISH) != Z_STREAM_END) {
+		free(json);
+		json = NULL;
+	}
+	inflateEnd(&z);
+	free(gz);
+	return json;
+}
+
+TEST(report_viewer_holds_every_sample_and_refuses_misuse)
+{
+	struct prof_viewer *v, *diff;
+	struct prof_spool *sp;
+	FILE *full = fopen("/dev/full", "w");
+	char *page = NULL, *json;
+	uint64_t kept = 0;
+	size_t len = 0;
+	struct rfx fx;
+	FILE *f;
+
+	rfx_open(&fx);
+	CHECK_INT(prof_viewer_new(NULL, &v), ==, 0);
+	CHECK_INT(prof_viewer_new(&PROF_INIT(prof_viewer_opts, .diff = true), &diff), ==, 0);
+	CHECK_INT(prof_viewer_write(v, stdout), ==, -EINVAL);
+	CHECK_STR(prof_errmsg(), "the viewer needs a spool before it is written");
+	/* a spool read by the viewer, not yet by anything else */
+	CHECK_INT(open_bytes(fx.mb.p, fx.mb.len, &sp), ==, 0);
+	CHECK_INT(prof_viewer_add(v, sp, fx.sym, NULL, "t.spool", &kept), ==, 0);
+	CHECK_INT(kept, ==, 15);
+	CHECK_INT(prof_viewer_add(v, sp, fx.sym, NULL, "t.spool", &kept), ==, -EINVAL);
+	CHECK_INT(prof_viewer_add(diff, sp, fx.sym, NULL, "base", NULL), ==, 0);
+	CHECK_INT(prof_viewer_write(diff, stdout), ==, -EINVAL);
+	CHECK_STR(prof_errmsg(), "the viewer needs two spools, a base and a new one before it is written");
+	prof_spool_close(sp);
+	f = open_memstream(&page, &len);
+	CHECK(f);
+	CHECK_INT(prof_viewer_write(v, f), ==, 0);
+	fclose(f);
+	CHECK(!strncmp(page, "<!DOCTYPE html>\n", 16));
+	CHECK(strstr(page, "<title>prof: t.spool</title>"));
+	CHECK(!strcmp(page + len - 8, "</html>\n"));
+	json = viewer_data(page);
+	CHECK(json);
+	CHECK(!strncmp(json, "{\"format\":\"prof-viewer/1\",\"diff\":false,\"profiles\":[", 51));
+	CHECK(strstr(json, "\"kept\":15,"));
+	/* the functions, an inlined one nowhere; the empty stack's samples its own */
+	CHECK(strstr(json, "\"funcs\":{\"name\":[\"main\",\"rec\",\"leaf\",\"other\","));
+	CHECK(strstr(json, "\"[empty stack]\""));
+	free(json);
+	free(page);
+	CHECK(full);
+	CHECK_INT(prof_viewer_write(v, full), ==, -ENOSPC);
+	fclose(full);
+	prof_viewer_free(v);
+	prof_viewer_free(diff);
+	prof_viewer_free(NULL);
 	rfx_close(&fx);
 }
 
