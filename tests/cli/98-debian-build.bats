@@ -140,6 +140,9 @@ listing() {
 		echo "usr/lib/$MA/libprof.so.0 -> libprof.so.$v"
 		echo "usr/lib/$MA/libprof.so.$v 644"
 		echo "usr/lib/$MA/pkgconfig/libprof.pc 644"
+		# under the prefix, as systemd looks for units in /usr/lib/systemd/system
+		echo "usr/lib/systemd/system/prof-push.service 644"
+		echo "usr/lib/systemd/system/prof-serve.service 644"
 		echo "usr/share/bash-completion/completions/prof 644"
 		echo "usr/share/fish/vendor_completions.d/prof.fish 644"
 		for f in "$SRC"/man/*.1; do echo "usr/share/man/man1/$(basename "$f") 644"; done
