@@ -233,6 +233,19 @@ static void ask(struct jvm *j, uint64_t now)
 			j->next_ns = now + JVM_POLL_NS;
 			return;
 		}
+		/*
+		 * A JVM that has answered takes its socket away as it exits: a
+		 * launched one ends before the recording does, and the last ask
+		 * (before the capture) can come as it goes.  What it answered
+		 * already names its methods; nothing to warn of.
+		 */
+		if (j->flags_known && (e == ENOENT || e == ECONNREFUSED)) {
+			hang_up(j);
+			j->step = JVM_FAILED;
+			pr_debug("java %d: its attach socket is gone (%s): it is exiting",
+				 (int)j->pid, strerror(e));
+			return;
+		}
 		fail(j, "cannot connect to %s: %s", sa.sun_path, strerror(e));
 		return;
 	}
