@@ -43,6 +43,7 @@ struct rule_cache_entry {
 	uint64_t key;		/* 0: empty */
 	struct urule rule;
 };
+_Static_assert(sizeof(struct rule_cache_entry) == 16, "a rule cache entry is 16 bytes");
 
 /* Addresses and table ids past these are not cached (a file's addresses never are). */
 #define RULE_CACHE_SVMA_BITS 40

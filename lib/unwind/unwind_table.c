@@ -88,6 +88,14 @@ struct utable {
 	size_t entry_fde;	/* the FDE holding it, or nfde */
 	uint64_t rows_bytes;
 	uint64_t index_bytes;	/* counted in ts->bytes once the index is complete */
+	/*
+	 * The FDEs that have rows, so that dropping them reads those alone:
+	 * cc1's fdes span 1.5 MB, mostly never touched.  Out of memory for
+	 * it, rows_unlisted: every FDE is looked at.
+	 */
+	uint32_t *with_rows;
+	size_t nwith_rows, with_rows_cap;
+	bool rows_unlisted;
 };
 
 void utables_init(struct utables *ts)
@@ -100,10 +108,16 @@ static void drop_rows(struct utables *ts, struct utable *t)
 {
 	size_t i;
 
-	for (i = 0; t->fdes && i < t->nfde; i++) {
+	for (i = 0; t->rows_unlisted && i < t->nfde; i++) {
 		free(t->fdes[i].rows);
 		t->fdes[i] = (struct ufde){ 0 };
 	}
+	for (i = 0; !t->rows_unlisted && i < t->nwith_rows; i++) {
+		free(t->fdes[t->with_rows[i]].rows);
+		t->fdes[t->with_rows[i]] = (struct ufde){ 0 };
+	}
+	t->nwith_rows = 0;
+	t->rows_unlisted = false;
 	ts->bytes -= t->rows_bytes;
 	ts->rows_bytes -= t->rows_bytes;
 	t->rows_bytes = 0;
@@ -112,6 +126,7 @@ static void drop_rows(struct utables *ts, struct utable *t)
 static void table_free(struct utables *ts, struct utable *t)
 {
 	drop_rows(ts, t);
+	free(t->with_rows);
 	ts->bytes -= t->index_bytes;
 	free(t->fde_page);
 	free(t->fde_off);
@@ -687,6 +702,22 @@ static void flush_rows(struct utables *ts)
 	ts->flushes++;
 }
 
+/* F of T gets its rows V: listed, if it had none, for drop_rows(). */
+static void set_rows(struct utable *t, struct ufde *f, struct urow *v)
+{
+	void *p = t->with_rows;
+
+	if (!f->rows && !t->rows_unlisted) {
+		if (grow_array(&p, &t->with_rows_cap, t->nwith_rows + 1, sizeof(*t->with_rows)) < 0)
+			t->rows_unlisted = true;
+		else {
+			t->with_rows = p;
+			t->with_rows[t->nwith_rows++] = (uint32_t)(f - t->fdes);
+		}
+	}
+	f->rows = v;
+}
+
 /* Room for one more row in F, counted in the tables' bytes.  0 or -ENOMEM. */
 static int grow_rows(struct utables *ts, struct utable *t, struct ufde *f)
 {
@@ -695,7 +726,7 @@ static int grow_rows(struct utables *ts, struct utable *t, struct ufde *f)
 
 	if (grow_array(&v, &cap, f->nrows + 1, sizeof(*f->rows)) < 0)
 		return -ENOMEM;
-	f->rows = v;
+	set_rows(t, f, v);
 	more = (cap - f->cap) * sizeof(*f->rows);
 	count_rows_bytes(ts, t, (int64_t)more);
 	f->cap = (uint32_t)cap;
@@ -755,7 +786,7 @@ static int compile_fde(struct utables *ts, struct utable *t, size_t i)
 	uint8_t entry = i == t->entry_fde && t->entry ? URULE_ENTRY : 0;
 	struct cfi_rows *rows = &ts->scratch;
 	struct ufde *f = &t->fdes[i];
-	struct urow *v;
+	struct urow *v, *old;
 	size_t n = 0, k;
 	uint64_t at = lo;
 	int r;
@@ -787,8 +818,9 @@ static int compile_fde(struct utables *ts, struct utable *t, size_t i)
 	if (!f->nrows)
 		ts->fdes_compiled++;
 	count_rows_bytes(ts, t, -(int64_t)(f->cap * sizeof(*f->rows)));
-	free(f->rows);
-	f->rows = v;
+	old = f->rows;
+	set_rows(t, f, v);
+	free(old);
 	f->nrows = (uint32_t)n;
 	f->cap = (uint32_t)(rows->n + 1);
 	count_rows_bytes(ts, t, (int64_t)(f->cap * sizeof(*v)));
@@ -808,7 +840,7 @@ static int compile_go(struct utables *ts, struct utable *t, size_t i)
 	uint64_t lo = t->fde_lo[i], hi = i + 1 < t->nfde ? t->fde_lo[i + 1] : t->text_hi, a, b, s, e;
 	struct gopclntab_pcvalue it;
 	struct ufde *f = &t->fdes[i];
-	struct urow *v = NULL;
+	struct urow *v = NULL, *old;
 	size_t n = 0, cap = 0;
 	const char *name;
 	uint8_t flags;
@@ -845,8 +877,9 @@ static int compile_go(struct utables *ts, struct utable *t, size_t i)
 	if (!f->nrows)
 		ts->fdes_compiled++;
 	count_rows_bytes(ts, t, -(int64_t)(f->cap * sizeof(*f->rows)));
-	free(f->rows);
-	f->rows = v;
+	old = f->rows;
+	set_rows(t, f, v);
+	free(old);
 	f->nrows = (uint32_t)n;
 	f->cap = (uint32_t)cap;
 	count_rows_bytes(ts, t, (int64_t)(cap * sizeof(*v)));

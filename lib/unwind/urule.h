@@ -34,14 +34,18 @@ enum {
 	URULE_SIGNAL = 1 << 1,	/* a signal frame (with UCFA_FALLBACK) */
 };
 
+/*
+ * 8 bytes: the rule cache's entries (unwind.h) and a table's rows are
+ * twice this, four to a cache line, and the walk misses on them.
+ */
 struct urule {
-	uint8_t cfa;		/* enum urule_cfa */
-	uint8_t bp;		/* enum urule_bp */
+	uint8_t cfa : 4;	/* enum urule_cfa */
+	uint8_t bp : 4;		/* enum urule_bp */
 	uint8_t flags;		/* URULE_* */
-	uint8_t pad;
 	int16_t bp_off;
 	int32_t cfa_off;
 };
+_Static_assert(sizeof(struct urule) == 8, "a rule is 8 bytes");
 
 /*
  * Whether R names rbp's slot below sp, as an epilogue's rows do after the
