@@ -224,7 +224,7 @@ _prof_push()
 
 _prof_serve()
 {
-	local opts='--listen --pid -p --cpu -C --cgroup --freq -F --event -e --kernel -k --off-cpu --duration -d --dir --keep --max-seconds --max-connections --verbose -v --help --usage --version'
+	local opts='--listen --pid -p --cpu -C --cgroup --freq -F --event -e --kernel -k --off-cpu --duration -d --dir --keep --max-seconds --max-connections --debuginfo --verbose -v --help --usage --version'
 
 	[[ $prev == = ]] && prev=${words[cword - 2]}
 	case $prev in

@@ -175,6 +175,7 @@ complete -c prof -n '__prof_using serve' -l dir -x -a '(__fish_complete_director
 complete -c prof -n '__prof_using serve' -l keep -x -d 'how far back /debug/pprof/last reaches (default 300)'
 complete -c prof -n '__prof_using serve' -l max-seconds -x -d 'the most seconds a request for the next seconds may ask for (default 300)'
 complete -c prof -n '__prof_using serve' -l max-connections -x -d 'clients served at once (default 16)'
+complete -c prof -n '__prof_using serve' -l debuginfo -d 'profiles with inline frames and source lines, from DWARF'
 complete -c prof -n '__prof_using serve' -l verbose -s v -d 'log each answer (repeat for libmicrohttpd\'s messages)'
 complete -c prof -n '__prof_using serve' -l help -d 'give this help list'
 complete -c prof -n '__prof_using serve' -l usage -d 'give a short usage message'

@@ -65,6 +65,10 @@ struct prof_serve_opts {
 					 * files older than that are removed; 0: the
 					 * default */
 	uint32_t max_connections;	/* 0: the default */
+	bool debuginfo;			/* profiles with the functions inlined at
+					 * each address and source lines, from the
+					 * DWARF of the modules' debug info: about
+					 * twice a profile's CPU and memory */
 };
 
 /*

@@ -16,6 +16,7 @@
 struct build_window {
 	uint64_t from_ns, to_ns;
 	enum prof_weight weight;
+	bool dwarf;		/* inline frames and lines from debug info */
 };
 
 /*

@@ -359,7 +359,7 @@ static enum MHD_Result answer_profile(struct prof_serve *s, struct MHD_Connectio
 {
 	const char *sec = mhd.lookup_value(c, MHD_GET_ARGUMENT_KIND, "seconds");
 	const char *weight = mhd.lookup_value(c, MHD_GET_ARGUMENT_KIND, "weight");
-	struct build_window w = { .weight = PROF_WEIGHT_CPU };
+	struct build_window w = { .weight = PROF_WEIGHT_CPU, .dwarf = s->opts.debuginfo };
 	uint64_t now, span;
 	unsigned seconds;
 	char msg[256], buf[48];

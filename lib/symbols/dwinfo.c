@@ -123,7 +123,7 @@ static int index_units(struct dwinfo *d)
 	return 0;
 }
 
-int dwinfo_open(const char *path, struct dwinfo *d)
+int dwinfo_open(const char *path, bool dwarf, struct dwinfo *d)
 {
 	int fd, r = 0;
 
@@ -139,7 +139,7 @@ int dwinfo_open(const char *path, struct dwinfo *d)
 	 * libdw finds a dwz file (.gnu_debugaltlink) beside the one open on FD.
 	 * A debug file may hold only a symbol table: no DWARF is then no error.
 	 */
-	if (r == 0 && !(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL)) &&
+	if (r == 0 && dwarf && !(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL)) &&
 	    debuginfo_has_dwarf(d->elf))
 		r = error_setx(-EBADMSG, "'%s' has damaged DWARF: %s", path, dwarf_errmsg(-1));
 	/* the file is mapped: the descriptor can go */

@@ -40,11 +40,13 @@ struct dwinfo {
 /*
  * Open the DWARF of the ELF file at PATH and index its compilation units
  * by address.  A file without DWARF opens with no DWARF (dw NULL: lookups
- * find nothing), its ELF still there for its symbols.  0, or -errno with
- * the message set (open(2) errors, -ENOEXEC: not ELF, -EBADMSG: damaged
- * DWARF, -ENOMEM); release D either way.
+ * find nothing), its ELF still there for its symbols; so does any file
+ * without DWARF set (its symbols alone are wanted: reading DWARF
+ * decompresses and indexes megabytes).  0, or -errno with the message set
+ * (open(2) errors, -ENOEXEC: not ELF, -EBADMSG: damaged DWARF, -ENOMEM);
+ * release D either way.
  */
-int dwinfo_open(const char *path, struct dwinfo *d);
+int dwinfo_open(const char *path, bool dwarf, struct dwinfo *d);
 
 /*
  * The frames at VADDR (an ELF virtual address), outermost first: the

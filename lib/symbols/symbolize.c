@@ -84,6 +84,7 @@ struct prof_symbolizer {
 	size_t nnames, names_cap;
 	struct strmap demangled;	/* mangled name -> index in names + 1; NOT_MANGLED */
 	bool demangle;
+	bool no_dwarf;			/* debug files for their .symtab only */
 	struct debuginfo debug;
 	struct image_set *images;	/* the recorder's files, for its tail; NULL: none */
 	uint32_t generation;		/* spools followed before this one */
@@ -168,6 +169,11 @@ void prof_symbolizer_free(struct prof_symbolizer *s)
 	debuginfo_release(&s->debug);
 	image_set_unref(s->images);
 	free(s);
+}
+
+void symbolizer_no_dwarf(struct prof_symbolizer *s)
+{
+	s->no_dwarf = true;
 }
 
 void symbolizer_read_images(struct prof_symbolizer *s, struct image_set *set)
@@ -282,7 +288,7 @@ static int open_debuginfo(struct prof_symbolizer *s, struct sym_file *f,
 			return -ENOMEM;
 		return 0;
 	}
-	r = dwinfo_open(path, &f->dw);
+	r = dwinfo_open(path, !s->no_dwarf, &f->dw);
 	if (r == -ENOMEM) {
 		free(path);
 		return r;

@@ -12,14 +12,6 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# line_of FILE TEXT: the number of the one line of FILE that holds TEXT
-line_of() {
-	local n
-	n=$(grep -nF -- "$2" "$1" | cut -d: -f1)
-	[[ $n =~ ^[0-9]+$ ]] || fail "no single line with '$2' in $1: '$n'"
-	echo "$n"
-}
-
 # count_matching REGEX FOLDED_FILE: samples whose stack (without count) matches REGEX
 count_matching() {
 	awk -v re="$1" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) hit += n }

@@ -108,7 +108,37 @@ at_least() {
 	at_least "$(share ladder_d)" 95 "ladder_d's share"
 	at_least "$(share chain)" 95 "main>a>b>c>d's share"
 	grep -q "pid:\[$TARGET\]" raw.txt
-	grep -qE '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ ladder_d .*ladder\.c:[0-9]+' raw.txt
+	# named by the symbol tables: no source line without --debuginfo
+	grep -qE '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ ladder_d :0 ' raw.txt
+	stop_serve
+	assert_equal "$rc" 0
+}
+
+@test "--debuginfo: inline frames and source lines from DWARF; without it, functions alone" {
+	require_cmd go golang-go
+	# inline burns its CPU in step, inlined in mix, inlined in churn (23-symbols.bats)
+	start_target "$T/inline" 120
+	start_serve -p "$TARGET"
+	pprof_raw "${URL}profile?seconds=2"
+	sed -n '/^Locations/,/^Mappings/p' raw.txt >locs.txt
+	cat locs.txt
+	grep -qE '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ churn :0 ' locs.txt
+	run grep -E '(^| )(step|mix) |inline\.c:' locs.txt
+	assert_failure
+	stop_serve
+	assert_equal "$rc" 0
+
+	start_serve --debuginfo -p "$TARGET"
+	pprof_raw "${URL}profile?seconds=2"
+	sed -n '/^Locations/,/^Mappings/p' raw.txt >locs.txt
+	cat locs.txt
+	step=$(line_of "$TOP/tests/targets/inline.c" 'line: step */')
+	mix=$(line_of "$TOP/tests/targets/inline.c" 'line: mix calls step')
+	churn=$(line_of "$TOP/tests/targets/inline.c" 'line: churn calls mix')
+	# a location of step: step, then mix and churn it is inlined in, each at its line
+	grep -A2 -E "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ step tests/targets/inline\.c:$step " locs.txt >chain.txt
+	grep -qE "^ +mix tests/targets/inline\.c:$mix " chain.txt
+	grep -qE "^ +churn tests/targets/inline\.c:$churn " chain.txt
 	stop_serve
 	assert_equal "$rc" 0
 }

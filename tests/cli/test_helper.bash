@@ -145,3 +145,11 @@ kill_background() {
 		kill -9 "$pid" 2>/dev/null || true
 	done
 }
+
+# line_of FILE TEXT: the number of the one line of FILE that holds TEXT
+line_of() {
+	local n
+	n=$(grep -nF -- "$2" "$1" | cut -d: -f1)
+	[[ $n =~ ^[0-9]+$ ]] || fail "no single line with '$2' in $1: '$n'"
+	echo "$n"
+}
