@@ -105,9 +105,17 @@ void jvm_set_release(struct jvm_set *s)
 		struct jvm *j = &s->v[i];
 
 		hang_up(j);
-		/* a dead JVM's map is found by its host pid only outside a pid namespace */
-		if (j->map_made && (j->step != JVM_GONE || j->nspid == j->pid)) {
-			map_path(j, j->step != JVM_GONE, path, sizeof(path));
+		/*
+		 * Through its root while it runs; a dead JVM's map is found by
+		 * its host pid only outside a pid namespace.  One that was
+		 * exiting when last asked (JVM_FAILED) may be gone by now, its
+		 * root with it.
+		 */
+		if (!j->map_made)
+			continue;
+		map_path(j, true, path, sizeof(path));
+		if ((j->step == JVM_GONE || unlink(path) < 0) && j->nspid == j->pid) {
+			map_path(j, false, path, sizeof(path));
 			unlink(path);
 		}
 	}
