@@ -90,12 +90,10 @@ struct utable {
 	uint64_t index_bytes;	/* counted in ts->bytes once the index is complete */
 	/*
 	 * The FDEs that have rows, so that dropping them reads those alone:
-	 * cc1's fdes span 1.5 MB, mostly never touched.  Out of memory for
-	 * it, rows_unlisted: every FDE is looked at.
+	 * cc1's fdes span 1.5 MB, mostly never touched.
 	 */
 	uint32_t *with_rows;
 	size_t nwith_rows, with_rows_cap;
-	bool rows_unlisted;
 };
 
 void utables_init(struct utables *ts)
@@ -108,16 +106,11 @@ static void drop_rows(struct utables *ts, struct utable *t)
 {
 	size_t i;
 
-	for (i = 0; t->rows_unlisted && i < t->nfde; i++) {
-		free(t->fdes[i].rows);
-		t->fdes[i] = (struct ufde){ 0 };
-	}
-	for (i = 0; !t->rows_unlisted && i < t->nwith_rows; i++) {
+	for (i = 0; i < t->nwith_rows; i++) {
 		free(t->fdes[t->with_rows[i]].rows);
 		t->fdes[t->with_rows[i]] = (struct ufde){ 0 };
 	}
 	t->nwith_rows = 0;
-	t->rows_unlisted = false;
 	ts->bytes -= t->rows_bytes;
 	ts->rows_bytes -= t->rows_bytes;
 	t->rows_bytes = 0;
@@ -702,20 +695,18 @@ static void flush_rows(struct utables *ts)
 	ts->flushes++;
 }
 
-/* F of T gets its rows V: listed, if it had none, for drop_rows(). */
-static void set_rows(struct utable *t, struct ufde *f, struct urow *v)
+/* F of T, about to get rows, among those drop_rows() frees (once).  0 or -ENOMEM. */
+static int list_rows(struct utable *t, const struct ufde *f)
 {
 	void *p = t->with_rows;
 
-	if (!f->rows && !t->rows_unlisted) {
-		if (grow_array(&p, &t->with_rows_cap, t->nwith_rows + 1, sizeof(*t->with_rows)) < 0)
-			t->rows_unlisted = true;
-		else {
-			t->with_rows = p;
-			t->with_rows[t->nwith_rows++] = (uint32_t)(f - t->fdes);
-		}
-	}
-	f->rows = v;
+	if (f->rows)
+		return 0;
+	if (grow_array(&p, &t->with_rows_cap, t->nwith_rows + 1, sizeof(*t->with_rows)) < 0)
+		return -ENOMEM;
+	t->with_rows = p;
+	t->with_rows[t->nwith_rows++] = (uint32_t)(f - t->fdes);
+	return 0;
 }
 
 /* Room for one more row in F, counted in the tables' bytes.  0 or -ENOMEM. */
@@ -726,7 +717,11 @@ static int grow_rows(struct utables *ts, struct utable *t, struct ufde *f)
 
 	if (grow_array(&v, &cap, f->nrows + 1, sizeof(*f->rows)) < 0)
 		return -ENOMEM;
-	set_rows(t, f, v);
+	if (list_rows(t, f) < 0) {
+		free(v);	/* new: F had none */
+		return -ENOMEM;
+	}
+	f->rows = v;
 	more = (cap - f->cap) * sizeof(*f->rows);
 	count_rows_bytes(ts, t, (int64_t)more);
 	f->cap = (uint32_t)cap;
@@ -786,7 +781,7 @@ static int compile_fde(struct utables *ts, struct utable *t, size_t i)
 	uint8_t entry = i == t->entry_fde && t->entry ? URULE_ENTRY : 0;
 	struct cfi_rows *rows = &ts->scratch;
 	struct ufde *f = &t->fdes[i];
-	struct urow *v, *old;
+	struct urow *v;
 	size_t n = 0, k;
 	uint64_t at = lo;
 	int r;
@@ -815,12 +810,15 @@ static int compile_fde(struct utables *ts, struct utable *t, size_t i)
 					.r = { .cfa = UCFA_NONE, .flags = entry } };
 	if (ts->rows_bytes + n * sizeof(*v) > ts->max_bytes)
 		flush_rows(ts);
+	if (list_rows(t, f) < 0) {
+		free(v);
+		return -ENOMEM;
+	}
 	if (!f->nrows)
 		ts->fdes_compiled++;
 	count_rows_bytes(ts, t, -(int64_t)(f->cap * sizeof(*f->rows)));
-	old = f->rows;
-	set_rows(t, f, v);
-	free(old);
+	free(f->rows);
+	f->rows = v;
 	f->nrows = (uint32_t)n;
 	f->cap = (uint32_t)(rows->n + 1);
 	count_rows_bytes(ts, t, (int64_t)(f->cap * sizeof(*v)));
@@ -840,7 +838,7 @@ static int compile_go(struct utables *ts, struct utable *t, size_t i)
 	uint64_t lo = t->fde_lo[i], hi = i + 1 < t->nfde ? t->fde_lo[i + 1] : t->text_hi, a, b, s, e;
 	struct gopclntab_pcvalue it;
 	struct ufde *f = &t->fdes[i];
-	struct urow *v = NULL, *old;
+	struct urow *v = NULL;
 	size_t n = 0, cap = 0;
 	const char *name;
 	uint8_t flags;
@@ -874,12 +872,15 @@ static int compile_go(struct utables *ts, struct utable *t, size_t i)
 	}
 	if (ts->rows_bytes + n * sizeof(*v) > ts->max_bytes)
 		flush_rows(ts);
+	if (list_rows(t, f) < 0) {
+		free(v);
+		return -ENOMEM;
+	}
 	if (!f->nrows)
 		ts->fdes_compiled++;
 	count_rows_bytes(ts, t, -(int64_t)(f->cap * sizeof(*f->rows)));
-	old = f->rows;
-	set_rows(t, f, v);
-	free(old);
+	free(f->rows);
+	f->rows = v;
 	f->nrows = (uint32_t)n;
 	f->cap = (uint32_t)cap;
 	count_rows_bytes(ts, t, (int64_t)(cap * sizeof(*v)));
