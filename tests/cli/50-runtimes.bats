@@ -43,19 +43,19 @@ share() {
 	run -0 --separate-stderr "$PROF" record -o s.spool -- ./spin 1 2
 	assert_line --regexp '^spin: [0-9]+$'
 	# main.work calls main.spin: its samples hold both, main.side's too, each
-	# in the share of the CPU it had (its calls of main.spin, as it counted
-	# them: a busy machine need not split it in halves)
-	read -r nwork nside < <(awk '/^calls:/ { print $3, $5 }' <<<"$output")
-	[ $((nwork + nside)) -gt 0 ] || fail "spin counted no calls: $output"
+	# in the share of the CPU it had (by its own thread's clock, as it
+	# measured it: a busy machine need not split it in halves)
+	read -r nwork nside < <(awk '/^cpu:/ { print $3, $5 }' <<<"$output")
+	[ $((nwork + nside)) -gt 0 ] || fail "spin measured no CPU time: $output"
 	want=$((100 * nwork / (nwork + nside)))
 	leaf=$(share s.spool leaf)
 	work=$(share s.spool work)
 	side=$(share s.spool side)
 	[ "$leaf" -ge 95 ] || fail "main.spin is the leaf of $leaf% of the samples"
 	[ "$work" -ge $((want - 10)) ] && [ "$work" -le $((want + 10)) ] ||
-		fail "main.work;main.spin in $work% of the samples, its calls $want% of them"
+		fail "main.work;main.spin in $work% of the samples, its CPU time $want% of it"
 	[ "$side" -ge $((100 - want - 10)) ] && [ "$side" -le $((100 - want + 10)) ] ||
-		fail "main.side;main.spin in $side% of the samples, its calls $((100 - want))% of them"
+		fail "main.side;main.spin in $side% of the samples, its CPU time $((100 - want))% of it"
 	[ $((work + side)) -ge 95 ] || fail "main.spin under its caller in $((work + side))% only"
 	run -0 "$PROF" report -q --format=folded s.spool
 	assert_line --regexp '^runtime\.goexit;runtime\.main;main\.main;main\.work;main\.spin [0-9]+$'
