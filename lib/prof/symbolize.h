@@ -65,6 +65,10 @@ struct prof_symbolizer_opts {
 					 * for debug info not found on this machine */
 	unsigned debuginfod_timeout_s;	/* the most one such lookup may take; 0: the
 					 * DEBUGINFOD_TIMEOUT variable, else 30 */
+	bool no_dwarf;			/* names from the symbol tables alone: no
+					 * inline frames, no source lines, and debug
+					 * files read only for their .symtab (DWARF
+					 * is decompressed and indexed megabytes) */
 };
 
 /*
@@ -86,8 +90,9 @@ struct prof_symbolizer_opts {
  * file's .gnu_debuglink (its CRC checked) beside the file, in a .debug/
  * directory beside it, then as DIR/<the file's directory>/NAME for the
  * same directories; and last, if OPTS asks, from debuginfod.  Where found,
- * the DWARF adds the functions inlined at each address and source lines,
- * and a debug file's .symtab stands in for a stripped file's.  Where each
+ * the DWARF adds the functions inlined at each address and source lines
+ * (unless OPTS' no_dwarf), and a debug file's .symtab stands in for a
+ * stripped file's.  Where each
  * file's debug info came from is logged at PROF_LOG_DEBUG; a debuginfod
  * lookup that fails or runs out of time is logged at PROF_LOG_WARN, and
  * debuginfod is not asked again.

@@ -113,8 +113,12 @@ void jvm_set_release(struct jvm_set *s)
 		 */
 		if (!j->map_made)
 			continue;
-		map_path(j, true, path, sizeof(path));
-		if ((j->step == JVM_GONE || unlink(path) < 0) && j->nspid == j->pid) {
+		if (j->step != JVM_GONE) {
+			map_path(j, true, path, sizeof(path));
+			if (unlink(path) == 0)
+				continue;
+		}
+		if (j->nspid == j->pid) {
 			map_path(j, false, path, sizeof(path));
 			unlink(path);
 		}

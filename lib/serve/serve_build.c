@@ -24,7 +24,6 @@
 
 #include "internal.h"
 #include "report/report.h"
-#include "symbols/symbolize.h"
 #include "serve_build.h"
 
 static void free_paths(char **paths, size_t n)
@@ -129,15 +128,14 @@ static int write_profile(struct prof_spool *sp, const struct build_window *w, ch
 	/* the window's start by the wall clock, as profile.proto's time_nanos is */
 	po.time_ns = wall - (mono - w->from_ns);
 	r = prof_spool_check_weight(sp, w->weight);
-	if (r == 0)
-		r = prof_symbolizer_new(sp, NULL, &sym);
 	/*
 	 * Without DWARF a build takes half the CPU and memory (a window of
 	 * the whole machine where libc6-dbg is installed: 0.05 s and 17 MB,
 	 * not 0.11 s and 39 MB): what an agent scraped every 15 s spends.
 	 */
-	if (r == 0 && !w->dwarf)
-		symbolizer_no_dwarf(sym);
+	if (r == 0)
+		r = prof_symbolizer_new(sp, &PROF_INIT(prof_symbolizer_opts, .no_dwarf = !w->dwarf),
+					&sym);
 	if (r == 0)
 		r = window_filter(sp, w, &filter);
 	if (r == 0 && !(out = open_memstream(buf, len)))

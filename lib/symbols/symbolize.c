@@ -112,6 +112,7 @@ int prof_symbolizer_new(const struct prof_spool *sp, const struct prof_symbolize
 		return error_setx(-ENOMEM, "out of memory");
 	s->sp = sp;
 	s->demangle = !o.no_demangle;
+	s->no_dwarf = o.no_dwarf;
 	r = debuginfo_init(&s->debug, o.debug_dirs, o.debuginfod, o.debuginfod_timeout_s);
 	if (r < 0) {
 		prof_symbolizer_free(s);
@@ -169,11 +170,6 @@ void prof_symbolizer_free(struct prof_symbolizer *s)
 	debuginfo_release(&s->debug);
 	image_set_unref(s->images);
 	free(s);
-}
-
-void symbolizer_no_dwarf(struct prof_symbolizer *s)
-{
-	s->no_dwarf = true;
 }
 
 void symbolizer_read_images(struct prof_symbolizer *s, struct image_set *set)

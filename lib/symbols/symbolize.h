@@ -10,12 +10,6 @@
 #include "prof.h"
 
 /*
- * S reads no DWARF: no inline frames, no source lines; a debug file only
- * for the .symtab a stripped file lacks.  Before S names a frame.
- */
-void symbolizer_no_dwarf(struct prof_symbolizer *s);
-
-/*
  * Read each module's ELF file where SET holds it (taking a reference),
  * before its path: the file the recording mapped, even if the path now
  * names another or nothing.

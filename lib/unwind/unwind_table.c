@@ -769,6 +769,33 @@ static int compile_row(struct utables *ts, struct utable *t, size_t i, uint64_t 
 }
 
 /*
+ * F's rows, compiled whole: V, N of them in room for CAP, taken (freed
+ * here on failure), in place of any it had, counted in the tables' bytes
+ * (the oldest rows dropped first if they would pass the limit).  0 or
+ * -ENOMEM.
+ */
+static int set_rows(struct utables *ts, struct utable *t, struct ufde *f, struct urow *v,
+		    size_t n, size_t cap)
+{
+	if (ts->rows_bytes + n * sizeof(*v) > ts->max_bytes)
+		flush_rows(ts);
+	if (list_rows(t, f) < 0) {
+		free(v);
+		return -ENOMEM;
+	}
+	if (!f->nrows)
+		ts->fdes_compiled++;
+	count_rows_bytes(ts, t, -(int64_t)(f->cap * sizeof(*f->rows)));
+	free(f->rows);
+	f->rows = v;
+	f->nrows = (uint32_t)n;
+	f->cap = (uint32_t)cap;
+	count_rows_bytes(ts, t, (int64_t)(cap * sizeof(*v)));
+	ts->rows_compiled += n;
+	return 0;
+}
+
+/*
  * Compile every row of FDE I from its program, run once (cfi_program.c),
  * in place of the rows compiled before: from its start to the next FDE's,
  * with no gaps, so that no pc in it misses again.  0; -ENOTSUP and the
@@ -808,22 +835,7 @@ static int compile_fde(struct utables *ts, struct utable *t, size_t i)
 	if (at < hi)
 		v[n++] = (struct urow){ .off = (uint32_t)(at - lo), .end = (uint32_t)(hi - lo),
 					.r = { .cfa = UCFA_NONE, .flags = entry } };
-	if (ts->rows_bytes + n * sizeof(*v) > ts->max_bytes)
-		flush_rows(ts);
-	if (list_rows(t, f) < 0) {
-		free(v);
-		return -ENOMEM;
-	}
-	if (!f->nrows)
-		ts->fdes_compiled++;
-	count_rows_bytes(ts, t, -(int64_t)(f->cap * sizeof(*f->rows)));
-	free(f->rows);
-	f->rows = v;
-	f->nrows = (uint32_t)n;
-	f->cap = (uint32_t)(rows->n + 1);
-	count_rows_bytes(ts, t, (int64_t)(f->cap * sizeof(*v)));
-	ts->rows_compiled += n;
-	return 0;
+	return set_rows(ts, t, f, v, n, rows->n + 1);
 }
 
 /*
@@ -870,22 +882,7 @@ static int compile_go(struct utables *ts, struct utable *t, size_t i)
 		free(v);
 		return -EINVAL;
 	}
-	if (ts->rows_bytes + n * sizeof(*v) > ts->max_bytes)
-		flush_rows(ts);
-	if (list_rows(t, f) < 0) {
-		free(v);
-		return -ENOMEM;
-	}
-	if (!f->nrows)
-		ts->fdes_compiled++;
-	count_rows_bytes(ts, t, -(int64_t)(f->cap * sizeof(*f->rows)));
-	free(f->rows);
-	f->rows = v;
-	f->nrows = (uint32_t)n;
-	f->cap = (uint32_t)cap;
-	count_rows_bytes(ts, t, (int64_t)(cap * sizeof(*v)));
-	ts->rows_compiled += n;
-	return 0;
+	return set_rows(ts, t, f, v, n, cap);
 }
 
 /* The index of the first compiled row of F starting after OFF. */
