@@ -280,12 +280,18 @@ static void print_unwinding(const struct prof_recording_summary *s)
 
 	struct rusage ru;
 
+	/*
+	 * The sum is the scheduler's own count of the process's run time, to
+	 * the microsecond: a 3 s recording costs ~10 ms, and milliseconds
+	 * would make its cost per sample move in steps of a tenth.  The
+	 * kernel's share is an estimate from the ticks that fell there.
+	 */
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 
-		fprintf(stderr, "prof: the recorder's own CPU time: %.3f s (%.3f s in the kernel), "
-			"%.1f us per sample%s\n", cpu,
+		fprintf(stderr, "prof: the recorder's own CPU time: %.6f s (%.3f s in the kernel), "
+			"%.2f us per sample%s\n", cpu,
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
 			s->samples + s->switch_events
 				? cpu * 1e6 / (double)(s->samples + s->switch_events) : 0.0,
