@@ -129,7 +129,7 @@ java_build() {
 # inlined them into main's loop (its on-stack replacement: one physical
 # frame, which is all a perf map can name) (WHAT=whole); with
 # WHAT=broken, the three commonest stacks of fib that are not, for a
-# failure to show
+# failure to show (the one line of the others passes the sort alone)
 jshare() {
 	"$PROF" report -q --format=folded "$1" |
 		awk -v what="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); all += n
@@ -144,13 +144,8 @@ jshare() {
 			} }
 			END { if (what == "leaf") print all ? int(100 * leaf / all) : 0
 			      else if (what == "whole") print leaf ? int(100 * whole / leaf) : 0
-			      else for (i = 0; i < 3; i++) {
-				best = ""
-				for (s in broken) if (best == "" || broken[s] > broken[best]) best = s
-				if (best == "") break
-				printf "  %d: %s\n", broken[best], best
-				delete broken[best]
-			      } }'
+			      else for (s in broken) printf "  %d: %s\n", broken[s], s }' |
+		sort -rn | head -3
 }
 
 @test "java, no flags but PreserveFramePointer: compiled methods named, stacks whole" {
