@@ -12,9 +12,15 @@
  *
  * The map is a snapshot: a JVM is asked again, less often as it ages, and
  * once more before a file's names are captured.  A launched JVM exits
- * before the recording ends, so the periodic snapshots are what names it.
- * Nothing here waits but jvm_set_refresh(): the recorder's loop must not
- * stall on a JVM, whatever it does.
+ * before the recording ends, so the snapshots are what names it, and code
+ * compiled after the last one would stay unnamed (C2 takes a method over
+ * a second or more into a run): so prof reads the ranges each map covers,
+ * and a sample with a frame in none of them (code newer than the map) asks
+ * again, STALE_GAP_NS after the last answer at the soonest, and less often
+ * each time a new map does not cover the frame that asked (a stray
+ * caller, or code already freed).  Nothing here waits but
+ * jvm_set_refresh(): the recorder's loop must not stall on a JVM, whatever
+ * it does.
  *
  * SIGQUIT makes a JVM without an attach trigger print a thread dump, and
  * kills a process that does not handle it: it is sent only to a process
@@ -37,13 +43,18 @@
 
 #include "internal.h"
 #include "jvm.h"
+#include "perf_map.h"
 #include "proc.h"
 #include "process.h"
+#include "prof.h"
+#include "unwind/unwind.h"
 
 #define TRIGGER_WAIT_NS (5 * 1000000000ull)	/* jattach waits as long */
 #define ANSWER_WAIT_NS (10 * 1000000000ull)
 #define FIRST_INTERVAL_NS 1000000000ull
 #define MAX_INTERVAL_NS (10 * 1000000000ull)
+#define STALE_GAP_NS 250000000ull
+#define CHECKED_SLOTS 256	/* a power of two */
 #define ANSWER_MAX 65536
 
 enum jvm_step {
@@ -68,6 +79,16 @@ struct jvm {
 	char trigger[96];	/* the trigger file prof made, "" none */
 	char *out;		/* the answer so far, at most ANSWER_MAX bytes */
 	size_t nout;
+	struct jit_sym *code;	/* what its last map covered, sorted (no names) */
+	size_t ncode;
+	uint64_t map_ns;	/* when that map was answered, 0 none yet */
+	uint64_t stale_gap_ns;	/* how soon after it a frame it does not cover asks again */
+	uint64_t stale_pc;	/* the frame that asked for the map in flight, 0 none */
+	/*
+	 * Frames found in the last map or in a file, by pc: a JVM's stacks
+	 * repeat their return addresses, and every sample is checked.
+	 */
+	uint64_t checked[CHECKED_SLOTS];
 };
 
 void jvm_set_init(struct jvm_set *s)
@@ -105,6 +126,7 @@ void jvm_set_release(struct jvm_set *s)
 		struct jvm *j = &s->v[i];
 
 		hang_up(j);
+		free(j->code);
 		/*
 		 * Through its root while it runs; a dead JVM's map is found by
 		 * its host pid only outside a pid namespace.  One that was
@@ -278,6 +300,50 @@ static void ask(struct jvm *j, uint64_t now)
 	j->deadline_ns = now + ANSWER_WAIT_NS;
 }
 
+/* Whether J's last map covers PC. */
+static bool covers(const struct jvm *j, uint64_t pc)
+{
+	size_t lo = 0, hi = j->ncode;
+
+	/* the last entry that starts at or before PC */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (j->code[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc - j->code[lo - 1].start < j->code[lo - 1].size;
+}
+
+/*
+ * The map J has just written: the code it covers, for jvm_set_sampled();
+ * and whether it covers the frame that asked for it.
+ */
+static void read_code(struct jvm *j, uint64_t now)
+{
+	struct jit_sym *v;
+	size_t n;
+
+	if (perf_map_read(j->pid, false, &v, &n) < 0) {
+		prof_errmsg_clear();	/* out of memory: the last one stays */
+		return;
+	}
+	free(j->code);
+	j->code = v;
+	j->ncode = n;
+	j->map_ns = now;
+	memset(j->checked, 0, sizeof(j->checked));
+	if (j->stale_pc) {
+		if (covers(j, j->stale_pc))
+			j->stale_gap_ns = STALE_GAP_NS;
+		else if ((j->stale_gap_ns *= 2) > MAX_INTERVAL_NS)
+			j->stale_gap_ns = MAX_INTERVAL_NS;
+		j->stale_pc = 0;
+	}
+}
+
 /* The answer is whole: "0\n" and the output when the command ran. */
 static void answered(struct jvm_set *s, struct jvm *j, uint64_t now)
 {
@@ -300,6 +366,7 @@ static void answered(struct jvm_set *s, struct jvm *j, uint64_t now)
 		j->next_ns = now;
 	} else {
 		s->maps++;
+		read_code(j, now);
 		j->interval_ns = j->interval_ns ? j->interval_ns * 2 : FIRST_INTERVAL_NS;
 		if (j->interval_ns > MAX_INTERVAL_NS)
 			j->interval_ns = MAX_INTERVAL_NS;
@@ -447,7 +514,8 @@ static struct jvm *find_or_add(struct jvm_set *s, const struct proc *p)
 	}
 	s->v = v;
 	s->v[s->n] = (struct jvm){ .pid = p->pid, .nspid = p->pid,
-				   .start_time_ns = p->start_time_ns, .fd = -1 };
+				   .start_time_ns = p->start_time_ns, .fd = -1,
+				   .stale_gap_ns = STALE_GAP_NS };
 	return &s->v[s->n++];
 }
 
@@ -471,6 +539,9 @@ static void mark(struct jvm_set *s, const struct proc_table *pt)
 		if (!s->v[i].seen && s->v[i].step != JVM_GONE) {
 			hang_up(&s->v[i]);
 			s->v[i].step = JVM_GONE;
+			free(s->v[i].code);
+			s->v[i].code = NULL;
+			s->v[i].ncode = 0;
 		}
 }
 
@@ -481,6 +552,47 @@ void jvm_set_poll(struct jvm_set *s, const struct proc_table *pt, uint64_t now)
 	mark(s, pt);
 	for (i = 0; i < s->n; i++)
 		advance(s, &s->v[i], now);
+}
+
+void jvm_set_sampled(struct jvm_set *s, struct proc *p, const struct unwind_result *u,
+		     uint64_t time_ns)
+{
+	struct jvm *j = NULL;
+	size_t i;
+
+	if (!p->jvm)
+		return;
+	for (i = s->n; i-- > 0;)
+		if (s->v[i].pid == p->pid && s->v[i].start_time_ns == p->start_time_ns) {
+			j = &s->v[i];
+			break;
+		}
+	/*
+	 * Only between requests, and only once the last map has had its
+	 * time: a sample taken before it was written ran code it covers.
+	 */
+	if (!j || j->step != JVM_IDLE || !j->map_ns || j->stale_pc ||
+	    time_ns < j->map_ns + j->stale_gap_ns)
+		return;
+	for (i = 0; i < u->n; i++) {
+		uint64_t pc = u->pc[i], *slot;
+
+		/* named already (interpreter, jitdump) */
+		if (pc >= PROF_JIT_FRAME_BASE)
+			continue;
+		slot = &j->checked[(pc ^ pc >> 8) & (CHECKED_SLOTS - 1)];
+		if (*slot == pc)
+			continue;
+		if (covers(j, pc) || as_find(&p->as, pc)) {
+			*slot = pc;
+			continue;
+		}
+		pr_debug("java %d: a frame at %#" PRIx64 " is in no code its last perf map "
+			 "covered: asking for another", (int)j->pid, pc);
+		j->stale_pc = pc;
+		j->next_ns = 0;	/* asked at the next poll */
+		return;
+	}
 }
 
 void jvm_set_refresh(struct jvm_set *s, const struct proc_table *pt, int timeout_ms)

@@ -10,8 +10,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct proc_table;
 struct jvm;
+struct proc;
+struct proc_table;
+struct unwind_result;
 
 struct jvm_set {
 	struct jvm *v;
@@ -30,6 +32,13 @@ void jvm_set_release(struct jvm_set *s);
  */
 #define JVM_POLL_NS 100000000ull
 void jvm_set_poll(struct jvm_set *s, const struct proc_table *pt, uint64_t now);
+
+/*
+ * A sample taken at TIME_NS in P, unwound to U: a frame of a JVM in code
+ * its last perf map does not cover (compiled since) has it asked again.
+ */
+void jvm_set_sampled(struct jvm_set *s, struct proc *p, const struct unwind_result *u,
+		     uint64_t time_ns);
 
 /*
  * Ask every live JVM once more and wait (at most TIMEOUT_MS in all) for

@@ -299,6 +299,9 @@ static int handle_sample(struct prof_recorder *rec, const struct perf_event_head
 	/* a JVM's interpreter frames: the methods they ran */
 	if (r >= 0)
 		r = jvm_frames_expand(&rec->jframes, t->proc, &s, u);
+	/* and JIT code compiled since its last perf map: the map asked again */
+	if (r >= 0)
+		jvm_set_sampled(&rec->jvms, t->proc, u, s.time);
 	/* JIT code: named by the load that was there at the sample */
 	if (r >= 0)
 		r = pt_jit_frames(t->proc, u, s.time);

@@ -125,7 +125,7 @@ java_build() {
 
 # jshare SPOOL WHAT: the percentage of the samples whose leaf is Hot.fib
 # (WHAT=leaf), of those the share complete from start_thread through
-# JavaMain with viaA or viaB right above the first fib, or main where C2
+# JavaMain with viaA, viaB or viaC right above the first fib, or main where C2
 # inlined them into main's loop (its on-stack replacement: one physical
 # frame, which is all a perf map can name) (WHAT=whole); with
 # WHAT=broken, the three commonest stacks of fib that are not, for a
@@ -136,7 +136,8 @@ jshare() {
 			k = split(s, f, ";")
 			if (f[k] != "long Hot.fib(int)") next
 			leaf += n
-			if (s ~ /^clone3;start_thread;ThreadJavaMain;JavaMain;.*;(long Hot\.via[AB]\(int\)|void Hot\.main\(java\.lang\.String\[\]\));long Hot\.fib\(int\)/)
+			if (s ~ /;long Hot\.viaC\(int\);/) late += n
+			if (s ~ /^clone3;start_thread;ThreadJavaMain;JavaMain;.*;(long Hot\.via[ABC]\(int\)|void Hot\.main\(java\.lang\.String\[\]\));long Hot\.fib\(int\)/)
 				whole += n
 			else {
 				sub(/(;long Hot\.fib\(int\))+$/, ";fib...", s)
@@ -144,6 +145,7 @@ jshare() {
 			} }
 			END { if (what == "leaf") print all ? int(100 * leaf / all) : 0
 			      else if (what == "whole") print leaf ? int(100 * whole / leaf) : 0
+			      else if (what == "late") print leaf ? int(100 * late / leaf) : 0
 			      else for (s in broken) printf "  %d: %s\n", broken[s], s }' |
 		sort -rn | head -3
 }
@@ -167,6 +169,19 @@ $(jshare j.spool broken)"
 	refute_output --partial .attach_pid
 	run -0 "$PROF" report -q j.spool
 	assert_line --regexp '^(names:)? +\[anon\]: (JVM interpreter and )?perf map \([0-9.]+% of the samples, [0-9.]+% of them unnamed\)$'
+}
+
+@test "java: code compiled late in a run is named too, from a map its samples asked for" {
+	java_build
+	# viaC is first called halfway through, after the perf maps prof asks
+	# for as the JVM starts: its compiled code is in none of them
+	run -0 --separate-stderr "$PROF" record -o l.spool -- java -XX:+PreserveFramePointer Hot 2 late
+	assert_output --regexp '^hot: [0-9]+ calls, [0-9]+$'
+	late=$(jshare l.spool late)
+	whole=$(jshare l.spool whole)
+	[ "$late" -ge 30 ] || fail "long Hot.viaC(int) is above fib in $late% of fib's samples"
+	[ "$whole" -ge 95 ] || fail "$whole% of Hot.fib's samples are whole to start_thread; the commonest others:
+$(jshare l.spool broken)"
 }
 
 @test "java -Xint: each interpreted frame named by its method, as compiled ones are" {
