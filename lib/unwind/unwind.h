@@ -31,7 +31,15 @@ enum unwind_engine {
 	UNWIND_CHECK,		/* both, compared; the compiled engine's result is kept */
 };
 
-#define RULE_CACHE_SIZE 32768
+/*
+ * 128 KiB of entries.  On a make -j2 build it answers 76% of lookups, and
+ * 32,768 entries 80%; but the bigger one's hits come from memory that cc1
+ * evicts between batches, the smaller one's more often from the CPU's own
+ * caches: in six sets of alternating runs the recorder took 0.0 to 0.7 us
+ * a sample less (0.3 on average), for ~1,800 more table lookups in a
+ * recording, and 384 KiB less memory.
+ */
+#define RULE_CACHE_SIZE 8192
 
 /*
  * A rule of a file's table, by the file-relative address it holds at and
