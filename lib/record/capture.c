@@ -334,14 +334,6 @@ static int read_jitdump(pid_t pid, const char *path, struct jit_sym **v, size_t 
 	return r;
 }
 
-static int by_synth_start(const void *a, const void *b)
-{
-	const uint64_t *x = a;
-	const struct jit_sym *y = b;
-
-	return *x < y->start ? -1 : *x >= y->start + y->size;
-}
-
 /*
  * The frames of V at the recorder's own addresses [LO, HI) (Python's, or
  * the JIT loads'), named from NAMES (N, sorted by address); *COUNT counts
@@ -356,9 +348,9 @@ static int capture_synthetic(struct capture *c, struct prof_spool_writer *w, con
 	int r = 0;
 
 	for (i = 0; r >= 0 && i < nv; i++) {
-		if (v[i].addr < lo || v[i].addr >= hi || !n)
+		if (v[i].addr < lo || v[i].addr >= hi)
 			continue;
-		s = bsearch(&v[i].addr, names, n, sizeof(*names), by_synth_start);
+		s = jit_sym_find(names, n, v[i].addr);
 		if (s) {
 			r = emit(c, w, PROF_SYMBOL_PROCESS, v[i].id, s->start, s->size, s->name);
 			if (count)

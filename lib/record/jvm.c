@@ -303,18 +303,7 @@ static void ask(struct jvm *j, uint64_t now)
 /* Whether J's last map covers PC. */
 static bool covers(const struct jvm *j, uint64_t pc)
 {
-	size_t lo = 0, hi = j->ncode;
-
-	/* the last entry that starts at or before PC */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (j->code[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && pc - j->code[lo - 1].start < j->code[lo - 1].size;
+	return jit_sym_find(j->code, j->ncode, pc) != NULL;
 }
 
 /*
@@ -328,17 +317,17 @@ static void read_code(struct jvm *j, uint64_t now)
 
 	if (perf_map_read(j->pid, false, &v, &n) < 0) {
 		prof_errmsg_clear();	/* out of memory: the last one stays */
-		return;
+	} else {
+		free(j->code);
+		j->code = v;
+		j->ncode = n;
+		memset(j->checked, 0, sizeof(j->checked));
 	}
-	free(j->code);
-	j->code = v;
-	j->ncode = n;
 	j->map_ns = now;
-	memset(j->checked, 0, sizeof(j->checked));
+	/* the frame that asked: a new map that does not cover it waits longer for the next */
 	if (j->stale_pc) {
-		if (covers(j, j->stale_pc))
-			j->stale_gap_ns = STALE_GAP_NS;
-		else if ((j->stale_gap_ns *= 2) > MAX_INTERVAL_NS)
+		j->stale_gap_ns = covers(j, j->stale_pc) ? STALE_GAP_NS : j->stale_gap_ns * 2;
+		if (j->stale_gap_ns > MAX_INTERVAL_NS)
 			j->stale_gap_ns = MAX_INTERVAL_NS;
 		j->stale_pc = 0;
 	}
@@ -500,14 +489,24 @@ static bool is_jvm(const struct proc *p)
 	return p->jvm && !p->exited;
 }
 
-static struct jvm *find_or_add(struct jvm_set *s, const struct proc *p)
+/* P's entry, or NULL: by pid and start time, as a reused pid is another process. */
+static struct jvm *find(struct jvm_set *s, const struct proc *p)
 {
 	size_t i;
-	void *v = s->v;
 
-	for (i = 0; i < s->n; i++)
+	for (i = s->n; i-- > 0;)
 		if (s->v[i].pid == p->pid && s->v[i].start_time_ns == p->start_time_ns)
 			return &s->v[i];
+	return NULL;
+}
+
+static struct jvm *find_or_add(struct jvm_set *s, const struct proc *p)
+{
+	struct jvm *j = find(s, p);
+	void *v = s->v;
+
+	if (j)
+		return j;
 	if (grow_array(&v, &s->cap, s->n + 1, sizeof(*s->v)) < 0) {
 		prof_errmsg_clear();
 		return NULL;
@@ -557,16 +556,9 @@ void jvm_set_poll(struct jvm_set *s, const struct proc_table *pt, uint64_t now)
 void jvm_set_sampled(struct jvm_set *s, struct proc *p, const struct unwind_result *u,
 		     uint64_t time_ns)
 {
-	struct jvm *j = NULL;
+	struct jvm *j = p->jvm ? find(s, p) : NULL;
 	size_t i;
 
-	if (!p->jvm)
-		return;
-	for (i = s->n; i-- > 0;)
-		if (s->v[i].pid == p->pid && s->v[i].start_time_ns == p->start_time_ns) {
-			j = &s->v[i];
-			break;
-		}
 	/*
 	 * Only between requests, and only once the last map has had its
 	 * time: a sample taken before it was written ran code it covers.

@@ -102,10 +102,22 @@ int perf_map_read(pid_t pid, bool names, struct jit_sym **ret, size_t *ret_n)
 	}
 	free(line);
 	fclose(f);
-	if (r >= 0)
-		if (n)
-			qsort(v, n, sizeof(*v), by_start);
+	if (r >= 0 && n)
+		qsort(v, n, sizeof(*v), by_start);
 	*ret = v;
 	*ret_n = n;
 	return r;
+}
+
+static int by_addr_in(const void *a, const void *b)
+{
+	const uint64_t *x = a;
+	const struct jit_sym *y = b;
+
+	return *x < y->start ? -1 : *x - y->start >= y->size;
+}
+
+const struct jit_sym *jit_sym_find(const struct jit_sym *v, size_t n, uint64_t addr)
+{
+	return n ? bsearch(&addr, v, n, sizeof(*v), by_addr_in) : NULL;
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "jitdump.h"
@@ -20,5 +21,8 @@
  * -ENOMEM.
  */
 int perf_map_read(pid_t pid, bool names, struct jit_sym **ret, size_t *n);
+
+/* The entry of V (N, sorted by start, not overlapping) that holds ADDR, or NULL. */
+const struct jit_sym *jit_sym_find(const struct jit_sym *v, size_t n, uint64_t addr);
 
 #endif /* PROF_PERF_MAP_H */
