@@ -145,6 +145,21 @@ void perf_ring_done(struct perf_ring *r, uint64_t ticket)
 	}
 }
 
+uint64_t perf_ring_wait_ns(const struct perf_ring *r)
+{
+	const struct perf_event_mmap_page *meta = r->base;
+	uint64_t head, used;
+
+	if (!r->base || !r->fill_rate)
+		return UINT64_MAX;
+	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	used = head - (r->held_n ? r->held[r->held_first].start : r->tail);
+	if (used >= r->wakeup)
+		return 0;
+	/* at most 32 MiB of room: no overflow */
+	return (r->wakeup - used) * 1000000000ull / r->fill_rate;
+}
+
 uint64_t perf_ring_used(const struct perf_ring *r)
 {
 	return r->head - (r->held_n ? r->held[r->held_first].start : r->tail);

@@ -23,7 +23,13 @@ struct perf_ring {
 	int cpu;
 	void *base;			/* metadata page, then the data area */
 	size_t data_size;		/* a power of two */
-	size_t wakeup;			/* the kernel wakes the recorder at this much data */
+	size_t wakeup;			/* the recorder drains it at this much data */
+	/*
+	 * The most bytes a second the kernel writes into it, for a ring the
+	 * recorder comes to by itself as it may reach wakeup
+	 * (perf_ring_wait_ns); 0: the kernel wakes it (its fd is polled).
+	 */
+	uint64_t fill_rate;
 	size_t page_size;
 	uint8_t *copy;			/* a record that wrapped, made contiguous */
 	size_t copy_cap;
@@ -69,6 +75,13 @@ int64_t perf_ring_hold(struct perf_ring *r, const struct perf_event_header *h);
 
 /* The holder of TICKET is done with its record; perf_ring_end gives the space back. */
 void perf_ring_done(struct perf_ring *r, uint64_t ticket);
+
+/*
+ * How long until the kernel, writing at fill_rate, may have filled the
+ * ring up to wakeup: 0 when it may be there already, UINT64_MAX for a ring
+ * without fill_rate.
+ */
+uint64_t perf_ring_wait_ns(const struct perf_ring *r);
 
 /* Bytes written and not given back yet (after perf_ring_begin). */
 uint64_t perf_ring_used(const struct perf_ring *r);

@@ -156,6 +156,8 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 		if (r >= 0)
 			r = rec_open_held_events(rec, &rec->held[rec->nheld - 1], false);
 	}
+	if (r == 0 && !system)
+		r = rec_watch_exit(rec, pid);
 	if (r < 0)
 		goto out_free;
 	rec->start_ns = rec->file_start_ns = clock_ns(CLOCK_MONOTONIC);
@@ -291,9 +293,12 @@ int prof_recorder_poll(struct prof_recorder *rec, int timeout_ms, struct prof_po
 	r = publish(rec);	/* launched: the command runs, its events enabled at exec */
 	if (r < 0)
 		return r;
-	if (!sorter_len(&rec->sorter) && timeout_ms != 0 &&
-	    epoll_wait(rec->epfd, evs, 64, timeout_ms) < 0 && errno != EINTR)
-		return error_set(-errno, "cannot wait for perf events");
+	if (!sorter_len(&rec->sorter) && timeout_ms != 0) {
+		int wait = rec_poll_timeout(rec, timeout_ms);
+
+		if (wait != 0 && epoll_wait(rec->epfd, evs, 64, wait) < 0 && errno != EINTR)
+			return error_set(-errno, "cannot wait for perf events");
+	}
 	drain_start = clock_ns(CLOCK_MONOTONIC);
 	rec->ring_had_data = false;
 	r = rec_drain_rings(rec);
@@ -507,6 +512,9 @@ void prof_recorder_free(struct prof_recorder *rec)
 		close(rec->cgroup_fd);
 	if (rec->epfd >= 0)
 		close(rec->epfd);
+	for (i = 0; i < rec->nexit_fds; i++)
+		close(rec->exit_fds[i]);
+	free(rec->exit_fds);
 	sorter_release(&rec->sorter);
 	pt_release(&rec->pt);	/* its modules' tables first, then the unwinder that holds them */
 	for (i = 0; i < STACK_MEMOS; i++)

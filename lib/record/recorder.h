@@ -119,6 +119,8 @@ struct prof_recorder {
 	size_t nheld;
 	bool enabled;
 	int epfd;
+	int *exit_fds;			/* pidfds of the processes attached or launched */
+	size_t nexit_fds, exit_fds_cap;
 	struct sorter sorter;
 	struct proc_table pt;
 	struct capture capture;
@@ -206,6 +208,17 @@ void rec_fill_attr(struct perf_event_attr *a, enum prof_event_kind ev, uint64_t 
 		   bool sw, bool off_cpu);
 int rec_init_rings(struct prof_recorder *rec);
 int rec_open_task_events(struct prof_recorder *rec, pid_t tid, bool on_exec, bool enable);
+/*
+ * Wake the poll when PID exits, which the rings the recorder comes to by
+ * itself no longer do.  Best effort: without pidfd_open() (Linux 5.3) the
+ * poll's timeout sees it.
+ */
+int rec_watch_exit(struct prof_recorder *rec, pid_t pid);
+/*
+ * How long the poll may sleep: TIMEOUT_MS (-1: no limit), or less, until
+ * the first ring the recorder comes to by itself may reach its watermark.
+ */
+int rec_poll_timeout(const struct prof_recorder *rec, int timeout_ms);
 void rec_close_rings(struct prof_recorder *rec);
 
 /* recorder_records.c */

@@ -94,6 +94,8 @@ int prof_recorder_attach_process(struct prof_recorder *rec, pid_t pid,
 	if (r >= 0)
 		r = rec_open_held_events(rec, &rec->held[rec->nheld - 1], rec->enabled);
 	if (r >= 0)
+		r = rec_watch_exit(rec, pid);
+	if (r >= 0)
 		r = rec_snapshot_held(rec, &rec->held[rec->nheld - 1]);
 	if (rec->enabled) {
 		release_process(&rec->held[rec->nheld - 1]);

@@ -17,6 +17,19 @@ setup() {
 	assert_line --regexp '^samples: +[1-9][0-9]{2,} written'
 }
 
+@test "small rings at a busy pace: the recorder drains a clock's rings in time, unwoken" {
+	# 512 KiB rings hold 31 samples of a 16 KiB stack copy, and four busy
+	# threads on two CPUs fill each at ~999 a second.  The kernel does not
+	# wake the recorder for a clock's ring: it comes as the rate says the
+	# ring may be a quarter full.  Coming by its 100 ms timeout alone, it
+	# would lose most of them.
+	run -0 --separate-stderr "$PROF" record -e cpu-clock -F 999 -s 16384 -m 128 -o s.spool -- "$T/busy4" 1
+	read -r samples lost < <(sed -nE 's/^prof: ([0-9]+) samples, ([0-9]+) lost.*/\1 \2/p' <<<"$stderr")
+	echo "$samples samples, $lost lost"
+	((samples > 1000))
+	((lost * 20 <= samples + lost))
+}
+
 @test "record -q prints nothing on stderr, and prof.spool is the default" {
 	run -0 --separate-stderr "$PROF" record -q -- "$T/exitcode" 0
 	assert_equal "$stderr" ""
