@@ -110,6 +110,12 @@ const struct perf_event_header *perf_ring_next(struct perf_ring *r)
 	return (const struct perf_event_header *)r->copy;
 }
 
+/* Where the space not given back to the kernel starts: the first held record, or what is read. */
+static uint64_t kept_from(const struct perf_ring *r)
+{
+	return r->held_n ? r->held[r->held_first].start : r->tail;
+}
+
 int64_t perf_ring_hold(struct perf_ring *r, const struct perf_event_header *h)
 {
 	const uint8_t *data = (const uint8_t *)r->base + r->page_size, *p = (const void *)h;
@@ -148,12 +154,11 @@ void perf_ring_done(struct perf_ring *r, uint64_t ticket)
 uint64_t perf_ring_wait_ns(const struct perf_ring *r)
 {
 	const struct perf_event_mmap_page *meta = r->base;
-	uint64_t head, used;
+	uint64_t used;
 
 	if (!r->base || !r->fill_rate)
 		return UINT64_MAX;
-	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	used = head - (r->held_n ? r->held[r->held_first].start : r->tail);
+	used = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) - kept_from(r);
 	if (used >= r->wakeup)
 		return 0;
 	/* at most 32 MiB of room: no overflow */
@@ -162,7 +167,7 @@ uint64_t perf_ring_wait_ns(const struct perf_ring *r)
 
 uint64_t perf_ring_used(const struct perf_ring *r)
 {
-	return r->head - (r->held_n ? r->held[r->held_first].start : r->tail);
+	return r->head - kept_from(r);
 }
 
 void perf_ring_unhold(struct perf_ring *r)
@@ -175,7 +180,5 @@ void perf_ring_unhold(struct perf_ring *r)
 void perf_ring_end(struct perf_ring *r)
 {
 	struct perf_event_mmap_page *meta = r->base;
-	uint64_t tail = r->held_n ? r->held[r->held_first].start : r->tail;
-
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&meta->data_tail, kept_from(r), __ATOMIC_RELEASE);
 }

@@ -156,7 +156,7 @@ static int recorder_new(pid_t pid, const char *path, const struct prof_sink *sin
 		if (r >= 0)
 			r = rec_open_held_events(rec, &rec->held[rec->nheld - 1], false);
 	}
-	if (r == 0 && !system)
+	if (r >= 0 && !system)
 		r = rec_watch_exit(rec, pid);
 	if (r < 0)
 		goto out_free;
