@@ -422,7 +422,12 @@ int rec_poll_timeout(const struct prof_recorder *rec, int timeout_ms)
 	}
 	if (ns == UINT64_MAX)
 		return timeout_ms;
-	ms = ns / 1000000;
+	/*
+	 * Up to the next millisecond: a small ring at a fast rate reaches its
+	 * watermark in less than one, and a wait of 0 then spun the recorder
+	 * on an idle target (-m 32 -s 65528: a CPU's whole time)
+	 */
+	ms = ns / 1000000 + (ns % 1000000 != 0);
 	return timeout_ms >= 0 && (uint64_t)timeout_ms < ms ? timeout_ms : (int)ms;
 }
 

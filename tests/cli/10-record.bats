@@ -30,6 +30,17 @@ setup() {
 	((lost * 20 <= samples + lost))
 }
 
+@test "a small ring at a fast rate on a sleeping command: the recorder sleeps too" {
+	# 32 pages hold one sample of a 64 KiB stack copy: the rate says the
+	# ring may reach its watermark in half a millisecond.  A wait rounded
+	# down to 0 ms spun the recorder for the whole second (~1 s of CPU).
+	run -0 --separate-stderr "$PROF" record -v -F 999 -s 65528 -m 32 -o s.spool -- sleep 1
+	cpu=$(sed -nE "s/^prof: the recorder's own CPU time: ([0-9.]+) s.*/\1/p" <<<"$stderr")
+	echo "recorder CPU: $cpu s"
+	[ -n "$cpu" ]
+	awk -v c="$cpu" 'BEGIN { exit !(c < 0.25) }'
+}
+
 @test "record -q prints nothing on stderr, and prof.spool is the default" {
 	run -0 --separate-stderr "$PROF" record -q -- "$T/exitcode" 0
 	assert_equal "$stderr" ""
