@@ -135,6 +135,20 @@ int perf_sample_parse(const struct perf_sample_layout *l, const struct perf_even
 	return 0;
 }
 
+int perf_sample_time(const struct perf_sample_layout *l, const struct perf_event_header *h,
+		     uint64_t *ret)
+{
+	uint64_t t = l->sample_type;
+	size_t off = sizeof(*h) + 8 * (size_t)(!!(t & PERF_SAMPLE_IDENTIFIER) +
+					       !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID));
+
+	if (h->type != PERF_RECORD_SAMPLE || !(t & PERF_SAMPLE_TIME) || h->size < off + 8 ||
+	    ((uintptr_t)h & 7))
+		return -EBADMSG;
+	memcpy(ret, (const uint8_t *)h + off, sizeof(*ret));
+	return 0;
+}
+
 void perf_sample_trim(const struct perf_event_header *h, const struct perf_sample *s, void *out)
 {
 	const uint8_t *rec = (const uint8_t *)h;

@@ -70,6 +70,16 @@ int perf_sample_parse(const struct perf_sample_layout *l, const struct perf_even
 		      struct perf_sample *ret);
 
 /*
+ * The time of sample H alone, from where L puts it (the fields before it
+ * have fixed sizes): 0, or -EBADMSG when L has no time or H is too short
+ * for it.  The ring's drain orders a sample by it and parses the rest when
+ * it unwinds it: perf_sample_parse() reads the copy's size at the end of
+ * the record, a page (and in a VM a costly TLB miss) away from its head.
+ */
+int perf_sample_time(const struct perf_sample_layout *l, const struct perf_event_header *h,
+		     uint64_t *ret);
+
+/*
  * The record S was parsed from (H), its stack copy cut to what it holds:
  * its size, or H->size when there is nothing to cut.  A sample carries the
  * whole copy it asked for (PROF_DEFAULT_STACK bytes by default), however

@@ -276,8 +276,14 @@ static int handle_sample(struct prof_recorder *rec, const struct perf_event_head
 	struct thr *t;
 	int r;
 
-	if (perf_sample_parse(&rec->layout, h, &s) < 0)
+	if (perf_sample_parse(&rec->layout, h, &s) < 0) {
+		/* held in its ring, its time alone read: delivered all the same */
+		if (switched)
+			rec->sum.switch_events++;
+		else
+			rec->sum.sample_events++;
 		return rec_malformed(rec, h);
+	}
 	if (switched)
 		rec->sum.switch_events++;
 	else
@@ -526,6 +532,7 @@ static int push_record(struct prof_recorder *rec, const struct perf_event_header
 {
 	struct perf_sample_id id;
 	struct perf_sample s;
+	uint64_t time;
 	uint8_t *out;
 	int64_t ticket;
 
@@ -534,6 +541,18 @@ static int push_record(struct prof_recorder *rec, const struct perf_event_header
 			return rec_malformed(rec, h);
 		return sorter_push(&rec->sorter, id.time, ring, h, h->size);
 	}
+	/*
+	 * Unwound where it lies, if it may stay there: no copy of the stack,
+	 * and of its fields only the time read here (handle_sample() parses
+	 * the rest, and counts a malformed one)
+	 */
+	if (perf_sample_time(&rec->layout, h, &time) == 0 &&
+	    (ticket = perf_ring_hold(&rec->rings[ring], h)) >= 0) {
+		if (sorter_add_ref(&rec->sorter, time, ring, h, h->size, (uint64_t)ticket) == 0)
+			return 0;
+		perf_ring_done(&rec->rings[ring], (uint64_t)ticket);
+		return -ENOMEM;
+	}
 	if (perf_sample_parse(&rec->layout, h, &s) < 0) {
 		/* delivered all the same: the count of samples says so */
 		if ((size_t)ring >= rec->ncpus)
@@ -541,14 +560,6 @@ static int push_record(struct prof_recorder *rec, const struct perf_event_header
 		else
 			rec->sum.sample_events++;
 		return rec_malformed(rec, h);
-	}
-	/* unwound where it lies, if it may stay there: no copy of the stack */
-	ticket = perf_ring_hold(&rec->rings[ring], h);
-	if (ticket >= 0) {
-		if (sorter_add_ref(&rec->sorter, s.time, ring, h, h->size, (uint64_t)ticket) == 0)
-			return 0;
-		perf_ring_done(&rec->rings[ring], (uint64_t)ticket);
-		return -ENOMEM;
 	}
 	out = sorter_add(&rec->sorter, s.time, ring, perf_sample_trimmed_size(h, &s));
 	if (!out)
