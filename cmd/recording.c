@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -578,8 +579,28 @@ static int run_command(struct recording *a)
 	return exit_status(status);
 }
 
+/*
+ * The recorder's malloc: its tables double as a recording grows (the
+ * spool's intern maps, the unwind tables' index and rows, the names'
+ * capture), and each block above 128 KiB was a mapping of its own, its
+ * pages faulted in one at a time (~1.5 us each in a VM) and unmapped when
+ * freed.  Below 4 MiB a block comes from the heap and its memory serves
+ * again once freed, and up to 16 MiB free at the heap's top stays: a make
+ * -j2 recorded attached faulted 500-600 pages fewer of ~3,300, ~5% of the
+ * recorder's CPU.  Bigger blocks still go back when freed, and what is
+ * kept is bounded: memory follows the recording's peak, not its length.
+ * The process is prof's to tune; the library leaves its host's alone.
+ */
+static void recorder_malloc(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 16 << 20);
+	mallopt(M_TOP_PAD, 1 << 20);
+}
+
 int recording_run(struct recording *rc)
 {
+	recorder_malloc();
 	rc->opts.argc = (size_t)rc->argc;
 	rc->opts.argv = (const char *const *)rc->argv;
 	return rc->argv ? run_command(rc) : run_attach(rc);
