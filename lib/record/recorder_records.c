@@ -646,6 +646,9 @@ int rec_process_until(struct prof_recorder *rec, uint64_t watermark)
 
 			for (off = 0; off < n; off += 64)
 				__builtin_prefetch(next->ref + off);
+			/* and the copy's used size, at the record's end: pages away */
+			if (next->len > PREFETCH_BYTES)
+				__builtin_prefetch(next->ref + next->len - 8);
 		}
 		r = handle_record(rec, sr);
 		if (sr->ref)
