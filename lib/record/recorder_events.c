@@ -371,10 +371,10 @@ static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool 
 		 * recorder at every inherited task's exit (the kernel's
 		 * perf_event_exit_event() wakes the parent event's readers): of
 		 * the ~130 wakeups of a make -j2 recorded attached, 75 were for
-		 * nothing, each a context switch and caches lost.  Cycles adapt their period as
-		 * they go and switches come in bursts: those the kernel wakes
-		 * for, as does the whole machine's (its events are not
-		 * inherited, it has no exits to wake for).
+		 * nothing, each a context switch and caches lost.  Cycles adapt
+		 * their period as they go and switches come in bursts: those the
+		 * kernel wakes for, as does the whole machine's (its events are
+		 * not inherited, it has no exits to wake for).
 		 */
 		if (!sw && !rec->system && o->freq_hz &&
 		    (o->event == PROF_EVENT_CPU_CLOCK || o->event == PROF_EVENT_TASK_CLOCK))

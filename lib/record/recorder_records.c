@@ -263,6 +263,15 @@ static int64_t intern_stack(struct prof_recorder *rec, struct thr *t, const stru
 	return id;
 }
 
+/* A sample the kernel delivered: of a switch ring (SWITCHED), or a sampling one. */
+static void count_delivered(struct prof_recorder *rec, bool switched)
+{
+	if (switched)
+		rec->sum.switch_events++;
+	else
+		rec->sum.sample_events++;
+}
+
 /*
  * A sample: of the sampling event, or with SWITCHED a switch-out sample
  * of the context-switch event (the start of an off-CPU interval).
@@ -276,18 +285,10 @@ static int handle_sample(struct prof_recorder *rec, const struct perf_event_head
 	struct thr *t;
 	int r;
 
-	if (perf_sample_parse(&rec->layout, h, &s) < 0) {
-		/* held in its ring, its time alone read: delivered all the same */
-		if (switched)
-			rec->sum.switch_events++;
-		else
-			rec->sum.sample_events++;
+	/* delivered, and counted so, even malformed (a held one's time alone was read) */
+	count_delivered(rec, switched);
+	if (perf_sample_parse(&rec->layout, h, &s) < 0)
 		return rec_malformed(rec, h);
-	}
-	if (switched)
-		rec->sum.switch_events++;
-	else
-		rec->sum.sample_events++;
 	if (s.pid == 0 && s.tid == 0 && !switched)
 		rec->sum.idle_samples++;	/* the machine's idle time, counted only */
 	if (s.pid == 0 || s.tid == 0 || (int32_t)s.pid < 0)
@@ -555,10 +556,7 @@ static int push_record(struct prof_recorder *rec, const struct perf_event_header
 	}
 	if (perf_sample_parse(&rec->layout, h, &s) < 0) {
 		/* delivered all the same: the count of samples says so */
-		if ((size_t)ring >= rec->ncpus)
-			rec->sum.switch_events++;
-		else
-			rec->sum.sample_events++;
+		count_delivered(rec, (size_t)ring >= rec->ncpus);
 		return rec_malformed(rec, h);
 	}
 	out = sorter_add(&rec->sorter, s.time, ring, perf_sample_trimmed_size(h, &s));
