@@ -25,6 +25,8 @@ struct proc {
 	uint64_t start_time_ns;		/* as /proc/PID/stat has it: with pid, its identity */
 	uint64_t time_ns;		/* when the recording first saw it */
 	char *exe;			/* its executable's path, owned; "" unknown */
+	bool exe_pending;		/* exec'd at exec_ns: exe and the exec record wait */
+	uint64_t exec_ns;		/* for the first file the new image maps (pt_settle_exec) */
 	bool exited;
 	uint64_t exit_ns;		/* when it exited (record time, or when found gone) */
 	size_t first_thread;		/* its threads sit at or after this index of thrs */
@@ -121,6 +123,11 @@ int pt_fork(struct proc_table *pt, pid_t pid, pid_t ppid, pid_t tid, uint64_t ti
 int pt_comm(struct proc_table *pt, pid_t pid, pid_t tid, const char *comm, bool exec,
 	    uint64_t time);
 int pt_exit(struct proc_table *pt, pid_t pid, pid_t tid, uint64_t time);
+/*
+ * P's exec, pending since its comm record, is written: its executable is
+ * PATH, or with PATH NULL, what /proc says now.  0 or -errno.
+ */
+int pt_settle_exec(struct proc_table *pt, struct proc *p, const char *path);
 /* BUILD_ID_LEN > 0: the mapping is known by BUILD_ID, not by MAJ:MIN and INODE. */
 int pt_mmap(struct proc_table *pt, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 	    uint32_t maj, uint32_t min, uint64_t inode, const uint8_t *build_id,

@@ -298,6 +298,9 @@ static int handle_sample(struct prof_recorder *rec, const struct perf_event_head
 		return 0;	/* the recorder leaves itself out */
 	}
 	r = pt_thread(&rec->pt, (pid_t)s.pid, (pid_t)s.tid, s.time, &t);
+	/* a sample between an exec and its image's first mapping (in the kernel) */
+	if (r >= 0 && t->proc->exe_pending)
+		r = pt_settle_exec(&rec->pt, t->proc, NULL);
 	if (r >= 0)
 		r = unwind_user(rec, t->proc, &s);
 	/* CPython 3.11: its eval loops' frames become the Python functions they ran */

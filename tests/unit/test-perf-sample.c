@@ -10,6 +10,7 @@
  * and said at the end, never dropped silently, and never taken for others.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -573,4 +574,90 @@ TEST(recorder_counts_malformed_records_and_skips_them)
 TEST(recorder_counts_malformed_samples_held_in_their_ring)
 {
 	CHECK_CALL(feed_malformed(true));
+}
+
+/* A COMM record of PID for its exec at TIME, named NAME (< 16 bytes). */
+static const struct perf_event_header *make_exec(struct rb *r, uint32_t pid, const char *name,
+						 uint64_t time)
+{
+	struct perf_comm_body c = { pid, pid };
+	uint8_t body[24] = { 0 };
+
+	memcpy(body, &c, sizeof(c));
+	memcpy(body + sizeof(c), name, strlen(name));
+	return make_side(r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, body, sizeof(body), pid,
+			 pid, time, 0);
+}
+
+/*
+ * An exec's executable is the first file its new image maps, as the
+ * mmap record that follows the comm record says (not /proc/PID/exe, read
+ * late); with a sample of the process before any mapping, /proc says it.
+ */
+TEST(recorder_names_an_exec_by_the_first_file_it_maps)
+{
+	PROF_OPTS(prof_recording_summary, sum);
+	struct membuf mb = { 0 };
+	struct fake f = some_sample();
+	struct perf_sample_layout l;
+	struct perf_mmap2_body mm = { 0 };
+	static const char path[] = "/nonexistent/bin/second\0\0\0\0\0\0\0\0";
+	uint32_t pid = (uint32_t)getpid();
+	uint8_t body[sizeof(mm) + sizeof(path)];
+	char self[PATH_MAX] = "";
+	struct prof_record ev = { .sz = sizeof(ev) };
+	struct prof_spool *sp;
+	static struct rb r;
+	struct prof_recorder *rec;
+	struct feed fd;
+	int ret, n = 0;
+	ssize_t len;
+
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	CHECK(len > 0);
+	self[len] = '\0';
+	CHECK_CALL(recorder_layout(false, false, &l, &ret));
+	feed_init(&fd);
+	rec = offline_recorder(&mb, &fd);
+	CHECK(rec);
+	rec->layout = l;
+	/* first sight of the process: /proc names it */
+	feed(&fd, make_exec(&r, pid, "first", 10));
+	/* an exec, then its program's mapping */
+	feed(&fd, make_exec(&r, pid, "second", 20));
+	mm.pid = mm.tid = pid;
+	mm.addr = 0x400000;
+	mm.len = 0x1000;
+	memcpy(body, &mm, sizeof(mm));
+	memcpy(body + sizeof(mm), path, sizeof(path));
+	feed(&fd, make_side(&r, PERF_RECORD_MMAP2, 0, body, sizeof(body), pid, pid, 30, 0));
+	/* an exec, then a sample before any mapping */
+	feed(&fd, make_exec(&r, pid, "third", 40));
+	f.abi = PERF_SAMPLE_REGS_ABI_NONE;
+	f.pid = f.tid = pid;
+	f.time = 50;
+	feed(&fd, make_sample(&r, l.sample_type, &f));
+	CHECK_INT(rec_drain_rings(rec), ==, 0);
+	CHECK_INT(rec_process_until(rec, UINT64_MAX), ==, 0);
+	rec->rings = NULL;
+	rec->nrings = 0;
+	ret = prof_recorder_close(rec, &sum);
+	free(fd.mem);
+	CHECK_INT(ret, ==, 0);
+	CHECK_INT(open_bytes(mb.p, mb.len, &sp), ==, 0);
+	while (prof_spool_next(sp, &ev) == 1) {
+		if (ev.type != PROF_RECORD_EXEC)
+			continue;
+		if (n == 0) {
+			CHECK_STR(ev.process->comm, "second");
+			CHECK_STR(ev.process->exe, "/nonexistent/bin/second");
+		} else {
+			CHECK_STR(ev.process->comm, "third");
+			CHECK_STR(ev.process->exe, self);
+		}
+		n++;
+	}
+	prof_spool_close(sp);
+	free(mb.p);
+	CHECK_INT(n, ==, 2);
 }
