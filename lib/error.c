@@ -5,6 +5,7 @@
  * writes to a file descriptor: the library never prints.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,21 +110,32 @@ int grow_array_zeroed(void **arr, size_t *cap, size_t need, size_t size)
 	return r;
 }
 
-/* Past this a block is a mapping of its own, whose pages fault one at a time. */
+/* Past this a block's pages are mapped in one call (see calloc_written()). */
 #define POPULATE_MIN_BYTES (256u << 10)
 
+/*
+ * A big block's pages, mapped by one call before they are zeroed: calloc()
+ * zeroes a block carved from memory the heap got earlier and never
+ * touched, which faults it a page at a time (1.95 us a page here, where
+ * one call maps them at 1.17, and zeroing a mapped page takes 0.1).
+ */
 void *calloc_written(size_t n, size_t size)
 {
-	void *p = calloc(n, size);
 	uintptr_t lo, hi, page = 4096;
+	void *p;
 
-	if (!p || n * size < POPULATE_MIN_BYTES)
-		return p;
-	/* one call maps every page, where writes would fault each (best effort) */
+	if (n && size > SIZE_MAX / n)
+		return NULL;
+	if (n * size < POPULATE_MIN_BYTES)
+		return calloc(n, size);
+	p = malloc(n * size);
+	if (!p)
+		return NULL;
 	lo = ((uintptr_t)p + page - 1) & ~(page - 1);
 	hi = ((uintptr_t)p + n * size) & ~(page - 1);
 	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);	/* best effort */
+	memset(p, 0, n * size);
 	return p;
 }
 
