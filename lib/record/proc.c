@@ -272,7 +272,7 @@ bool proc_reaped(pid_t pid)
 bool proc_gone(pid_t pid)
 {
 	const char *fields;
-	char buf[1024], link[64];
+	char buf[1024];
 
 	/*
 	 * A process with its memory has an executable: its exe link resolves
@@ -280,8 +280,8 @@ bool proc_gone(pid_t pid)
 	 * 6.6).  A zombie's does not, nor a kernel thread's, nor one we may
 	 * not ptrace: stat tells those apart.
 	 */
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	if (readlink(link, buf, sizeof(buf)) > 0)
+	proc_exe(pid, buf, sizeof(buf));
+	if (*buf)
 		return false;
 	if (read_stat(pid, buf, sizeof(buf), NULL, &fields) < 0)
 		return true;
