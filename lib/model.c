@@ -22,7 +22,7 @@ static const char *const unwind_error_names[UNWIND_ERROR_COUNT] = {
 static const char *const fallback_names[FALLBACK_COUNT] = {
 	[PROF_FALLBACK_FP_ANON] = "fp-anon",
 	[PROF_FALLBACK_FP_NO_CFI] = "fp-no-cfi",
-	[PROF_FALLBACK_DWFL] = "libdwfl",
+	[PROF_FALLBACK_DWFL] = "full-regs",
 };
 
 static const char *const lost_kind_names[LOST_KIND_COUNT] = {

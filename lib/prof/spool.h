@@ -127,16 +127,18 @@ const char *prof_unwind_error_name(unsigned cause);
 /*
  * How a user frame was unwound when not by the compiled CFI tables: frame
  * pointers where no CFI covers the pc (in anonymous code, a JIT's; in a
- * file without CFI for it), or libdwfl for a CFI row the tables do not
- * encode (a CFA expression, a signal frame).
+ * file without CFI for it), or with every register for a CFI row the
+ * tables do not encode (a CFA in another register or an expression, a
+ * signal frame): by libdw's reading of the file's CFI, or by libdwfl
+ * where that cannot.
  */
 enum prof_unwind_fallback {
 	PROF_FALLBACK_FP_ANON = 1,	/* frame pointers through anonymous code */
 	PROF_FALLBACK_FP_NO_CFI = 2,	/* frame pointers where a file has no CFI */
-	PROF_FALLBACK_DWFL = 3,		/* libdwfl, for a row the tables do not encode */
+	PROF_FALLBACK_DWFL = 3,		/* every register, for a row the tables do not encode */
 };
 
-/* The name of a fallback ("fp-anon", "fp-no-cfi", "libdwfl"), or NULL. */
+/* The name of a fallback ("fp-anon", "fp-no-cfi", "full-regs"), or NULL. */
 const char *prof_unwind_fallback_name(unsigned fallback);
 
 /*

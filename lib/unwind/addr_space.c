@@ -806,21 +806,8 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
-	/* each DWARF register from its place in the sample */
-	static const uint8_t from_sample[DWARF_REGS_COUNT] = {
-		[DWARF_REG_AX] = SAMPLE_REG_AX, [DWARF_REG_DX] = SAMPLE_REG_DX,
-		[DWARF_REG_CX] = SAMPLE_REG_CX, [DWARF_REG_BX] = SAMPLE_REG_BX,
-		[DWARF_REG_SI] = SAMPLE_REG_SI, [DWARF_REG_DI] = SAMPLE_REG_DI,
-		[DWARF_REG_BP] = SAMPLE_REG_BP, [DWARF_REG_SP] = SAMPLE_REG_SP,
-		[DWARF_REG_R8] = SAMPLE_REG_R8, [DWARF_REG_R9] = SAMPLE_REG_R9,
-		[DWARF_REG_R10] = SAMPLE_REG_R10, [DWARF_REG_R11] = SAMPLE_REG_R11,
-		[DWARF_REG_R12] = SAMPLE_REG_R12, [DWARF_REG_R13] = SAMPLE_REG_R13,
-		[DWARF_REG_R14] = SAMPLE_REG_R14, [DWARF_REG_R15] = SAMPLE_REG_R15,
-		[DWARF_REG_RA] = SAMPLE_REG_IP,
-	};
 	struct addr_space *as = arg;
-	Dwarf_Word dwarf[DWARF_REGS_COUNT];
-	size_t i;
+	uint64_t dwarf[DWARF_REGS_COUNT];
 
 	if (as->step) {
 		/* a frame inside the walk: only sp, bp and the pc are known there */
@@ -832,8 +819,7 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 		dwfl_thread_state_register_pc(thread, as->step_pc);
 		return true;
 	}
-	for (i = 0; i < DWARF_REGS_COUNT; i++)
-		dwarf[i] = as->regs[from_sample[i]];
+	regs_to_dwarf(as->regs, dwarf);
 	return dwfl_thread_state_registers(thread, 0, DWARF_REGS_COUNT, dwarf);
 }
 

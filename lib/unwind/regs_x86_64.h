@@ -10,6 +10,9 @@
 #ifndef PROF_REGS_X86_64_H
 #define PROF_REGS_X86_64_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <asm/perf_regs.h>
 
 /* The user registers a sample asks for: every general-purpose one, and the ip. */
@@ -74,5 +77,25 @@ enum dwarf_reg {
 	DWARF_REG_RA = 16,	/* the return address: the caller's ip */
 	DWARF_REGS_COUNT	/* the registers libdwfl's x86-64 frames hold */
 };
+
+/* A sample's registers (SAMPLE) by DWARF's numbers, into DWARF. */
+static inline void regs_to_dwarf(const uint64_t *sample, uint64_t *dwarf)
+{
+	static const uint8_t from_sample[DWARF_REGS_COUNT] = {
+		[DWARF_REG_AX] = SAMPLE_REG_AX, [DWARF_REG_DX] = SAMPLE_REG_DX,
+		[DWARF_REG_CX] = SAMPLE_REG_CX, [DWARF_REG_BX] = SAMPLE_REG_BX,
+		[DWARF_REG_SI] = SAMPLE_REG_SI, [DWARF_REG_DI] = SAMPLE_REG_DI,
+		[DWARF_REG_BP] = SAMPLE_REG_BP, [DWARF_REG_SP] = SAMPLE_REG_SP,
+		[DWARF_REG_R8] = SAMPLE_REG_R8, [DWARF_REG_R9] = SAMPLE_REG_R9,
+		[DWARF_REG_R10] = SAMPLE_REG_R10, [DWARF_REG_R11] = SAMPLE_REG_R11,
+		[DWARF_REG_R12] = SAMPLE_REG_R12, [DWARF_REG_R13] = SAMPLE_REG_R13,
+		[DWARF_REG_R14] = SAMPLE_REG_R14, [DWARF_REG_R15] = SAMPLE_REG_R15,
+		[DWARF_REG_RA] = SAMPLE_REG_IP,
+	};
+	size_t i;
+
+	for (i = 0; i < DWARF_REGS_COUNT; i++)
+		dwarf[i] = sample[from_sample[i]];
+}
 
 #endif /* PROF_REGS_X86_64_H */

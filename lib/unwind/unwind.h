@@ -3,7 +3,8 @@
  * unwind.h - unwinding a sampled user stack from its registers and stack
  * copy.  Two engines: the compiled one (unwind_walk.c: rules from the
  * per-file tables of unwind_table.c, frame pointers where there is no
- * CFI, libdwfl for the rare row it cannot encode), and libdwfl alone
+ * CFI, every register for the rare row it cannot encode: unwind_full.c),
+ * and libdwfl alone
  * (unwind_dwfl.c), the fallback and the oracle.  PROF_UNWIND=dwfl picks
  * the second; PROF_UNWIND=check runs both on every sample and counts where
  * they differ; PROF_UNWIND_CAPTURE=FILE also writes each sample's
@@ -127,6 +128,21 @@ int unwind_sample(struct unwinder *uw, struct addr_space *as, pid_t tid, const u
 /* libdwfl alone, every frame (unwind_dwfl.c). */
 void unwind_dwfl(struct addr_space *as, struct unwind_result *res);
 
+/*
+ * The word at ADDR from the sample's stack copy, or false and *CAUSE: the
+ * copy was too small (ADDR above it, within a plausible stack), or ADDR is
+ * no stack address.
+ */
+static inline bool unwind_read_stack(const struct addr_space *as, uint64_t addr, uint64_t *v,
+				     enum prof_unwind_error *cause)
+{
+	if (as_stack_word(as, addr, v))
+		return true;
+	*cause = addr >= as->sp && addr - as->sp < (64u << 20) ? PROF_UNWIND_STACK_COPY
+							       : PROF_UNWIND_OTHER;
+	return false;
+}
+
 /* A frame, as the compiled walk knows it: rip, rsp and rbp. */
 struct unwind_frame {
 	uint64_t ip, sp, bp;
@@ -150,6 +166,18 @@ enum unwind_step {
  */
 enum unwind_step unwind_dwfl_step(struct addr_space *as, bool first, uint64_t pc,
 				  struct unwind_frame *f, enum prof_unwind_error *cause);
+
+/*
+ * Frame F, the UPTO'th of the sample (0: the sampled one), whose CFI the
+ * compiled rules cannot encode, to its caller with every register known
+ * (unwind_full.c): the frames below it walked again by libdw's reading of
+ * their CFI.  1 with *ST (and F, its caller's registers, on
+ * UNWIND_STEP_CALLER; *CAUSE on UNWIND_STEP_STOPPED); 0 when a frame on
+ * the way has no CFI libdw reads, or is not where the compiled walk was:
+ * libdwfl's then.
+ */
+int unwind_full_step(struct addr_space *as, size_t upto, struct unwind_frame *f,
+		     enum unwind_step *st, enum prof_unwind_error *cause);
 
 /* The compiled engine (unwind_walk.c): 0, or -ENOMEM. */
 int unwind_walk(struct unwinder *uw, struct addr_space *as, struct unwind_result *res);

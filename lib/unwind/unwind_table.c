@@ -565,6 +565,11 @@ uint32_t utable_id(const struct utable *t)
 	return t->id;
 }
 
+struct Dwarf_CFI_s *utable_cfi(const struct utable *t)
+{
+	return t->cfi;
+}
+
 void utables_put(struct utables *ts, struct utable *t)
 {
 	if (!t || --t->refs)

@@ -69,6 +69,12 @@ int utables_get(struct utables *ts, const struct utable_file *f, struct utable *
 /* A number no other table of TS had or will have. */
 uint32_t utable_id(const struct utable *t);
 
+/*
+ * The file's CFI as libdw reads it (.eh_frame's, or .debug_frame's), or
+ * NULL (a Go program's table without CFI): the table's, kept with it.
+ */
+struct Dwarf_CFI_s *utable_cfi(const struct utable *t);
+
 /* Drop a reference; the last frees the table.  NULL is fine. */
 void utables_put(struct utables *ts, struct utable *t);
 

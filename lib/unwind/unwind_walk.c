@@ -12,11 +12,12 @@
  * pointers, strictly: rbp must lie at or above rsp, every read inside the
  * stack copy, the stack must grow, and the return address must land in
  * code; the sampled frame, if that fails, as a leaf without a frame, its
- * return address at rsp.  A row the rules cannot encode goes to libdwfl
- * for that frame alone.  A walk is complete when it reaches a frame whose
- * return address is undefined (glibc's _start and clone3 say so in their
- * CFI), the program's entry function, or the end of a frame-pointer chain
- * (rbp 0, as _start leaves it).
+ * return address at rsp.  A row the rules cannot encode is stepped with
+ * every register known (unwind_full.c), or by libdwfl where that cannot.
+ * A walk is complete when it reaches a frame whose return address is
+ * undefined (glibc's _start and clone3 say so in their CFI), the
+ * program's entry function, or the end of a frame-pointer chain (rbp 0,
+ * as _start leaves it).
  */
 #include <string.h>
 
@@ -31,7 +32,7 @@ enum walk_kind {
 	WALK_RULE,		/* a compiled rule */
 	WALK_FP_ANON,		/* no module: anonymous code, frame pointers */
 	WALK_FP_NO_CFI,		/* a module without CFI for the pc: frame pointers */
-	WALK_DWFL,		/* libdwfl, for this frame */
+	WALK_DWFL,		/* every register (unwind_full.c), or libdwfl, for this frame */
 	WALK_NO_MEMORY,		/* no memory for the module's table: the walk stops */
 };
 
@@ -83,18 +84,6 @@ static enum walk_kind lookup(struct unwinder *uw, struct addr_space *as, uint64_
 					    : WALK_RULE;
 }
 
-/* The word at ADDR from the stack copy, or false and *CAUSE. */
-static bool read_word(const struct addr_space *as, uint64_t addr, uint64_t *v,
-		      enum prof_unwind_error *cause)
-{
-	if (as_stack_word(as, addr, v))
-		return true;
-	/* above the copy, within a plausible stack: the copy was too small */
-	*cause = addr >= as->sp && addr - as->sp < (64u << 20) ? PROF_UNWIND_STACK_COPY
-							       : PROF_UNWIND_OTHER;
-	return false;
-}
-
 static enum unwind_step stopped(enum prof_unwind_error *cause, enum prof_unwind_error why)
 {
 	*cause = why;
@@ -128,7 +117,7 @@ static enum unwind_step rule_step(const struct addr_space *as, const struct urul
 	}
 	if (cfa < f->sp + 8)
 		return stopped(cause, PROF_UNWIND_OTHER);	/* the stack would not grow */
-	if (!read_word(as, cfa - 8, &ra, cause))
+	if (!unwind_read_stack(as, cfa - 8, &ra, cause))
 		return UNWIND_STEP_STOPPED;
 	mf->ra_at = cfa - 8;
 	mf->ra = ra;
@@ -140,7 +129,7 @@ static enum unwind_step rule_step(const struct addr_space *as, const struct urul
 	 */
 	if (rule->bp == UBP_AT && !urule_bp_popped(rule)) {
 		mf->bp_at = cfa + (uint64_t)(int64_t)rule->bp_off;
-		f->bp_ok = read_word(as, mf->bp_at, &bp, &ignored);
+		f->bp_ok = unwind_read_stack(as, mf->bp_at, &bp, &ignored);
 		mf->bp_read = f->bp_ok ? MEMO_READ_OK : MEMO_READ_OUT;
 		mf->bp = bp;
 	} else if (rule->bp == UBP_UNDEF)
@@ -165,7 +154,8 @@ static enum unwind_step fp_step(struct addr_space *as, struct unwind_frame *f,
 		return UNWIND_STEP_END;	/* the end of the chain: _start leaves rbp 0 */
 	if (f->bp < f->sp || f->bp > UINT64_MAX - 16)
 		return stopped(cause, PROF_UNWIND_NO_CFI);	/* rbp holds no frame of this stack */
-	if (!read_word(as, f->bp, &nbp, cause) || !read_word(as, f->bp + 8, &ra, cause))
+	if (!unwind_read_stack(as, f->bp, &nbp, cause) ||
+	    !unwind_read_stack(as, f->bp + 8, &ra, cause))
 		return UNWIND_STEP_STOPPED;
 	if (ra == 0)
 		return UNWIND_STEP_END;
@@ -188,7 +178,7 @@ static enum unwind_step leaf_step(struct addr_space *as, struct unwind_frame *f,
 {
 	uint64_t ra;
 
-	if (!read_word(as, f->sp, &ra, cause))
+	if (!unwind_read_stack(as, f->sp, &ra, cause))
 		return UNWIND_STEP_STOPPED;
 	if (!ra || !as_is_code(as, ra - 1))
 		return stopped(cause, PROF_UNWIND_NO_CFI);
@@ -325,6 +315,8 @@ static int walk(struct unwinder *uw, struct addr_space *as, struct unwind_result
 			if ((rule.flags & URULE_SIGNAL) && !f.exact)
 				res->pc[res->n - 1] = pc = f.ip;
 			res->fallback[PROF_FALLBACK_DWFL]++;
+			if (unwind_full_step(as, res->n - 1, &f, &st, &cause))
+				break;
 			st = dwfl_step(as, &f, res->n == 1, pc, &cause);
 			if (st != UNWIND_STEP_CALLER && res->n > 1) {
 				/*

@@ -11,16 +11,20 @@
  *
  * The points: depth 1 to 4, a recursion 41 deep, a frame with a
  * variable-length array (CFA by rbp), one realigning its stack (a CFA
- * expression, left to libdwfl), a qsort() comparator (libc frames
- * between), a signal handler (a signal frame, left to libdwfl), and a
- * second thread (its stack ends in clone3).  Built -O2 without frame
+ * expression, not in the compiled rules), a qsort() comparator (libc
+ * frames between), a signal handler (a signal frame, not in them either),
+ * an IFUNC resolver run by ld.so's lazy binding (libifunc.so beside this
+ * program: _dl_runtime_resolve keeps its CFA in rbx, which _dl_fixup
+ * saved), and a second thread (its stack ends in clone3).  Built -O2 without frame
  * pointers, as the other targets; noinline/noclone keep every function a
  * frame, and each call's result is used after it, so none is a tail call.
  *
  *   selfsample CAPTURE   (exits 0, or 1 when it cannot write CAPTURE)
  */
 #define _GNU_SOURCE	/* pthread_getattr_np */
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -246,6 +250,42 @@ STEP unsigned long signal_level(void)
 	return sink;
 }
 
+static unsigned long (*ifunc_entry)(unsigned long);
+
+STEP static void on_resolve(void)
+{
+	sink += take_sample("take_sample on_resolve ifunc_level main _start");
+}
+
+STEP unsigned long ifunc_level(void)
+{
+	return ifunc_entry(sink) + sink;
+}
+
+/* libifunc.so beside this program, bound lazily; its hook is on_resolve(). */
+static void open_ifunc(void)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 16);
+	void (**hook)(void);
+	void *h;
+
+	if (n <= 0) {
+		perror("selfsample: /proc/self/exe");
+		exit(1);
+	}
+	path[n] = '\0';
+	strcpy(strrchr(path, '/') + 1, "libifunc.so");
+	h = dlopen(path, RTLD_LAZY);
+	hook = h ? dlsym(h, "ifunc_hook") : NULL;
+	ifunc_entry = h ? (unsigned long (*)(unsigned long))dlsym(h, "ifunc_entry") : NULL;
+	if (!hook || !ifunc_entry) {
+		fprintf(stderr, "selfsample: %s\n", dlerror());
+		exit(1);
+	}
+	*hook = on_resolve;
+}
+
 STEP static void *thread_main(void *arg)
 {
 	sink += take_sample("take_sample thread_main") + (uintptr_t)arg;
@@ -268,6 +308,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	put("PROFUNW1", 8);
+	open_ifunc();	/* before the modules are written: it is one of them */
 	put_modules();
 	strcpy(recursion_expect, "take_sample");
 	for (i = 0; i < 41; i++)
@@ -280,6 +321,7 @@ int main(int argc, char **argv)
 	r += aligned_level(r);
 	r += sort_level();
 	r += signal_level();
+	r += ifunc_level();
 	if (pthread_create(&t, NULL, thread_main, NULL) == 0)
 		pthread_join(t, NULL);
 	sink += r;
