@@ -55,6 +55,10 @@ static int col_uvarint(struct spool_column_buf *b, uint64_t v)
 {
 	uint8_t tmp[SPOOL_VARINT_MAX];
 
+	if (b->cap - b->len >= SPOOL_VARINT_MAX) {
+		b->len += spool_put_uvarint(b->p + b->len, v);
+		return 0;
+	}
 	return col_put(b, tmp, spool_put_uvarint(tmp, v));
 }
 
@@ -79,20 +83,51 @@ static bool shortest(size_t n, uint64_t v)
  */
 struct body {
 	const uint8_t *p, *end;
+	const uint8_t *block_end;	/* the bytes that may be read past END */
 	struct spool_columns *c;
 	int err;
 };
 
+/*
+ * Whole words at a time: a field is moved by copying this many bytes, its
+ * own and what follows, then counting only its own, where the bytes are
+ * there and the column has the room (a call of memcpy and one of the
+ * decoder for each field of a byte or two were most of the split).
+ */
+#define MOVE_WORD 16
+_Static_assert(MOVE_WORD >= SPOOL_VARINT_MAX, "a word holds any uvarint");
+
 static bool move(struct body *b, enum spool_column col, uint64_t *v)
 {
-	uint64_t dummy;
-	size_t n = uvarint_len(b->p, b->end, v ? v : &dummy);
+	struct spool_column_buf *to = &b->c->col[col];
+	size_t n = 0, most = (size_t)(b->end - b->p);
+	uint64_t x = 0;
 
-	if (!n)
+	if (b->block_end - b->p < MOVE_WORD || to->cap - to->len < MOVE_WORD) {
+		n = uvarint_len(b->p, b->end, v ? v : &x);
+		if (!n)
+			return false;
+		b->err = col_put(to, b->p, n);
+		b->p += n;
+		return !b->err;
+	}
+	/* as uvarint_len() reads: inside the body, ten bytes at most, the tenth 0 or 1 */
+	if (most > SPOOL_VARINT_MAX)
+		most = SPOOL_VARINT_MAX;
+	for (; n < most; n++) {
+		x |= (uint64_t)(b->p[n] & 0x7f) << (7 * n);
+		if (!(b->p[n] & 0x80))
+			break;
+	}
+	if (n == most || (n == SPOOL_VARINT_MAX - 1 && b->p[n] > 1))
 		return false;
-	b->err = col_put(&b->c->col[col], b->p, n);
+	n++;
+	if (v)
+		*v = x;
+	memcpy(to->p + to->len, b->p, MOVE_WORD);
+	to->len += n;
 	b->p += n;
-	return !b->err;
+	return true;
 }
 
 static bool split_frames(struct body *b, uint64_t *count)
@@ -154,14 +189,33 @@ static bool split_symbol(struct body *b)
 }
 
 /* One record, split or kept whole: 0 or -ENOMEM. */
-static int split_record(struct spool_columns *c, uint64_t tag, const uint8_t *body, size_t len)
+static int split_record(struct spool_columns *c, uint64_t tag, const uint8_t *body, size_t len,
+			const uint8_t *block_end)
 {
-	struct body b = { .p = body, .end = body + len, .c = c };
-	size_t saved[SPOOL_COLUMNS], i;
+	struct body b = { .p = body, .end = body + len, .block_end = block_end, .c = c };
+	size_t saved[SPOOL_COLUMNS], i, lo = 0, end = 0;
 	uint64_t count = 0;
-	bool split;
+	bool split = false;
 
-	for (i = 0; i < SPOOL_COLUMNS; i++)
+	/* the columns the tag's fields go to, [lo, end): kept, for a body not of its layout */
+	switch (tag) {
+	case SPOOL_TAG_FRAME:
+		lo = SPOOL_COL_FRAME_KIND, end = SPOOL_COL_FRAME_ADDR + 1;
+		break;
+	case SPOOL_TAG_STACK:
+		lo = SPOOL_COL_STACK_NODE, end = SPOOL_COL_STACK_PARENT + 1;
+		break;
+	case SPOOL_TAG_SAMPLE:
+		lo = SPOOL_COL_SAMPLE_TIME, end = SPOOL_COL_SAMPLE_CPU + 1;
+		break;
+	case SPOOL_TAG_OFFCPU:
+		lo = SPOOL_COL_SAMPLE_TIME, end = SPOOL_COL_OFFCPU_END + 1;
+		break;
+	case SPOOL_TAG_SYMBOL:
+		lo = SPOOL_COL_SYMBOL_SCOPE, end = SPOOL_COL_SYMBOL_NAME_BYTES + 1;
+		break;
+	}
+	for (i = lo; i < end; i++)
 		saved[i] = c->col[i].len;
 	switch (tag) {
 	case SPOOL_TAG_FRAME:
@@ -179,15 +233,13 @@ static int split_record(struct spool_columns *c, uint64_t tag, const uint8_t *bo
 	case SPOOL_TAG_SYMBOL:
 		split = split_symbol(&b);
 		break;
-	default:
-		split = false;
 	}
 	if (b.err)
 		return b.err;
 	if (split)
 		return col_uvarint(&c->col[SPOOL_COL_FRAMING], tag << 1 | 1) ?:
 		       (count ? col_uvarint(&c->col[SPOOL_COL_FRAMING], count) : 0);
-	for (i = 0; i < SPOOL_COLUMNS; i++)
+	for (i = lo; i < end; i++)
 		c->col[i].len = saved[i];
 	return col_uvarint(&c->col[SPOOL_COL_FRAMING], tag << 1) ?:
 	       col_uvarint(&c->col[SPOOL_COL_FRAMING], len) ?:
@@ -215,7 +267,7 @@ int spool_columns_split(struct spool_columns *c, const uint8_t *raw, size_t len)
 		    blen > (uint64_t)(end - p - n1 - n2))
 			return 0;
 		p += n1 + n2;
-		r = split_record(c, tag, p, (size_t)blen);
+		r = split_record(c, tag, p, (size_t)blen, end);
 		if (r < 0)
 			return r;
 		p += blen;
