@@ -60,8 +60,13 @@ static inline size_t sample_max_bytes(uint32_t stack)
  * the rings held already.
  */
 #define LIVENESS_INTERVAL_NS 1000000000ull
-/* and kill(pid, 0) at most this often: the loop polls thousands of times a second */
-#define REAPED_INTERVAL_NS 10000000ull
+/*
+ * and kill(pid, 0) at most this often: the loop may poll thousands of
+ * times a second, and each live process costs a call (~1.7 us here); a
+ * reaped process whose exit record never came ends the recording a
+ * moment later, not at once.
+ */
+#define REAPED_INTERVAL_NS 50000000ull
 
 /* A thread's previous user stack, root first, with its spool nodes. */
 #define STACK_MEMOS 64
