@@ -4,7 +4,8 @@
  * kernel's protocol: load data_head with acquire ordering, read records up
  * to it, then store data_tail with release ordering so the kernel may
  * reuse the space.  A record that wraps around the end of the data area is
- * copied into a buffer so callers always see it contiguous.  A sample
+ * copied into a buffer so callers always see it contiguous (a sample's
+ * stack copy only as far as the kernel wrote it).  A sample
  * held in place (its stack copy is most of it: copying it out costs more
  * than unwinding it) keeps data_tail behind it until it is done with.
  */
@@ -69,6 +70,52 @@ bool perf_ring_begin(struct perf_ring *r)
 	return r->head != r->tail;
 }
 
+/* Bytes [FROM, FROM + N) of the record at data offset OFF, into the copy at FROM. */
+static void copy_part(struct perf_ring *r, size_t off, size_t from, size_t n)
+{
+	const uint8_t *data = (const uint8_t *)r->base + r->page_size;
+	size_t at = (off + from) & (r->data_size - 1), first = r->data_size - at;
+
+	if (first >= n) {
+		memcpy(r->copy + from, data + at, n);
+	} else {
+		memcpy(r->copy + from, data + at, first);
+		memcpy(r->copy + from + first, data, n - first);
+	}
+}
+
+/* Enough for every field before a sample's stack copy. */
+#define WRAP_HEAD 1024
+
+/*
+ * The record of SIZE bytes at data offset OFF, which wraps, into the copy
+ * but for the part of its stack copy the kernel did not write (a sample's
+ * is mostly that: 64 KiB asked, a few KiB of stack): false when its owner
+ * cannot say where that is, and it is to be copied whole.
+ */
+static bool copy_sparse(struct perf_ring *r, size_t off, size_t size)
+{
+	size_t head = size < WRAP_HEAD ? size : WRAP_HEAD, at;
+	uint64_t stack, used;
+
+	copy_part(r, off, 0, head);
+	if (head == size)
+		return true;
+	if (!r->stack_of(r->stack_arg, (const struct perf_event_header *)r->copy, head, &at,
+			 &stack) ||
+	    stack > size || at > size - stack || size - stack - at < sizeof(used))
+		return false;
+	copy_part(r, off, at + stack, sizeof(used));
+	memcpy(&used, r->copy + at + stack, sizeof(used));
+	if (used > stack)
+		return false;
+	if (at + used > head)
+		copy_part(r, off, head, at + used - head);
+	/* from the written size on: the fields after the copy */
+	copy_part(r, off, at + stack, size - at - stack);
+	return true;
+}
+
 const struct perf_event_header *perf_ring_next(struct perf_ring *r)
 {
 	uint8_t *data = (uint8_t *)r->base + r->page_size;
@@ -105,8 +152,10 @@ const struct perf_event_header *perf_ring_next(struct perf_ring *r)
 		r->copy = p;
 		r->copy_cap = size;
 	}
-	memcpy(r->copy, data + off, first);
-	memcpy(r->copy + first, data, size - first);
+	if (!r->stack_of || h.type != PERF_RECORD_SAMPLE || !copy_sparse(r, off, size)) {
+		memcpy(r->copy, data + off, first);
+		memcpy(r->copy + first, data, size - first);
+	}
 	return (const struct perf_event_header *)r->copy;
 }
 

@@ -4,7 +4,9 @@
  * map its ring, and read records out of it (copying those that wrap).
  * A record may be held in place, read later where the kernel wrote it:
  * the kernel gets its space back only once the holder is done with it.
- * Nothing here knows what a record means.
+ * Nothing here knows what a record means; where a record's stack copy
+ * lies, its owner may say (stack_of), so that a wrapped one is copied
+ * without the part the kernel did not write.
  */
 #ifndef PROF_PERF_RING_H
 #define PROF_PERF_RING_H
@@ -33,6 +35,15 @@ struct perf_ring {
 	size_t page_size;
 	uint8_t *copy;			/* a record that wrapped, made contiguous */
 	size_t copy_cap;
+	/*
+	 * Where record H's stack copy lies, from its first HAVE bytes: true
+	 * and its first byte's offset and its size, the u64 after it what
+	 * the kernel wrote of it (PERF_SAMPLE_STACK_USER's layout).  NULL:
+	 * wrapped records are copied whole.
+	 */
+	bool (*stack_of)(void *arg, const struct perf_event_header *h, size_t have,
+			 size_t *data_off, uint64_t *size);
+	void *stack_arg;
 	uint64_t head, tail;		/* read window of the current pass */
 	/*
 	 * Records held in place, in ring order (a queue of held_n from

@@ -71,6 +71,69 @@ static bool skip(struct cursor *c, uint64_t n)
 	return true;
 }
 
+/* The fields of a sample at C up to its stack copy, into S (zeroed): false for a malformed one. */
+static inline bool parse_head(const struct perf_sample_layout *l, struct cursor *c,
+			      struct perf_sample *s)
+{
+	uint64_t t = l->sample_type;
+	uint32_t raw;
+
+	memset(s, 0, sizeof(*s));
+	if ((t & PERF_SAMPLE_IDENTIFIER) && !take_u64(c, &s->id))
+		return false;
+	if ((t & PERF_SAMPLE_IP) && !take_u64(c, &s->ip))
+		return false;
+	if ((t & PERF_SAMPLE_TID) && !take_u32_pair(c, &s->pid, &s->tid))
+		return false;
+	if ((t & PERF_SAMPLE_TIME) && !take_u64(c, &s->time))
+		return false;
+	if ((t & PERF_SAMPLE_ADDR) && !take_u64(c, &s->addr))
+		return false;
+	if ((t & PERF_SAMPLE_ID) && !take_u64(c, &s->id))
+		return false;
+	if ((t & PERF_SAMPLE_STREAM_ID) && !take_u64(c, &s->stream_id))
+		return false;
+	if ((t & PERF_SAMPLE_CPU) && !take_u32_pair(c, &s->cpu, NULL))
+		return false;
+	if ((t & PERF_SAMPLE_PERIOD) && !take_u64(c, &s->period))
+		return false;
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		if (!take_u64(c, &s->nchain) || s->nchain > (uint64_t)(c->end - c->p) / 8)
+			return false;
+		s->chain = c->p;
+		c->p += s->nchain * 8;
+	}
+	/* u32 size, then that many bytes, padded by the kernel so that the next field is aligned */
+	if ((t & PERF_SAMPLE_RAW) && (!take(c, &raw, sizeof(raw)) || !skip(c, raw)))
+		return false;
+	if (t & PERF_SAMPLE_REGS_USER) {
+		if (!take_u64(c, &s->regs_abi) || s->regs_abi > PERF_SAMPLE_REGS_ABI_64)
+			return false;
+		/* read in place: the record is aligned, and so is every field the kernel pads */
+		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			s->regs = (const uint64_t *)c->p;
+			if (((uintptr_t)c->p & 7) || !skip(c, SAMPLE_REGS_COUNT * sizeof(*s->regs)))
+				return false;
+		}
+	}
+	return true;
+}
+
+int perf_sample_stack_span(const struct perf_sample_layout *l, const struct perf_event_header *h,
+			   size_t have, size_t *data_off, uint64_t *size)
+{
+	const uint8_t *rec = (const uint8_t *)h;
+	struct cursor c = { rec + sizeof(*h), rec + (have < h->size ? have : h->size) };
+	struct perf_sample s;
+
+	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h) || ((uintptr_t)h & 7) ||
+	    !(l->sample_type & PERF_SAMPLE_STACK_USER) || !parse_head(l, &c, &s) ||
+	    !take_u64(&c, size))
+		return -EBADMSG;
+	*data_off = (size_t)(c.p - rec);
+	return 0;
+}
+
 int perf_sample_parse(const struct perf_sample_layout *l, const struct perf_event_header *h,
 		      struct perf_sample *ret)
 {
@@ -78,48 +141,10 @@ int perf_sample_parse(const struct perf_sample_layout *l, const struct perf_even
 	struct cursor c = { rec + sizeof(*h), rec + h->size };
 	uint64_t t = l->sample_type, v;
 	struct perf_sample *s = ret;	/* written in place: this is on every sample's path */
-	uint32_t raw;
 
-	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h) || ((uintptr_t)h & 7))
+	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h) || ((uintptr_t)h & 7) ||
+	    !parse_head(l, &c, s))
 		return -EBADMSG;
-	memset(s, 0, sizeof(*s));
-	if ((t & PERF_SAMPLE_IDENTIFIER) && !take_u64(&c, &s->id))
-		return -EBADMSG;
-	if ((t & PERF_SAMPLE_IP) && !take_u64(&c, &s->ip))
-		return -EBADMSG;
-	if ((t & PERF_SAMPLE_TID) && !take_u32_pair(&c, &s->pid, &s->tid))
-		return -EBADMSG;
-	if ((t & PERF_SAMPLE_TIME) && !take_u64(&c, &s->time))
-		return -EBADMSG;
-	if ((t & PERF_SAMPLE_ADDR) && !take_u64(&c, &s->addr))
-		return -EBADMSG;
-	if ((t & PERF_SAMPLE_ID) && !take_u64(&c, &s->id))
-		return -EBADMSG;
-	if ((t & PERF_SAMPLE_STREAM_ID) && !take_u64(&c, &s->stream_id))
-		return -EBADMSG;
-	if ((t & PERF_SAMPLE_CPU) && !take_u32_pair(&c, &s->cpu, NULL))
-		return -EBADMSG;
-	if ((t & PERF_SAMPLE_PERIOD) && !take_u64(&c, &s->period))
-		return -EBADMSG;
-	if (t & PERF_SAMPLE_CALLCHAIN) {
-		if (!take_u64(&c, &s->nchain) || s->nchain > (uint64_t)(c.end - c.p) / 8)
-			return -EBADMSG;
-		s->chain = c.p;
-		c.p += s->nchain * 8;
-	}
-	/* u32 size, then that many bytes, padded by the kernel so that the next field is aligned */
-	if ((t & PERF_SAMPLE_RAW) && (!take(&c, &raw, sizeof(raw)) || !skip(&c, raw)))
-		return -EBADMSG;
-	if (t & PERF_SAMPLE_REGS_USER) {
-		if (!take_u64(&c, &s->regs_abi) || s->regs_abi > PERF_SAMPLE_REGS_ABI_64)
-			return -EBADMSG;
-		/* read in place: the record is aligned, and so is every field the kernel pads */
-		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
-			s->regs = (const uint64_t *)c.p;
-			if (((uintptr_t)c.p & 7) || !skip(&c, SAMPLE_REGS_COUNT * sizeof(*s->regs)))
-				return -EBADMSG;
-		}
-	}
 	if (t & PERF_SAMPLE_STACK_USER) {
 		s->stack_off = (size_t)(c.p - rec);
 		if (!take_u64(&c, &s->stack_size))

@@ -70,6 +70,17 @@ int perf_sample_parse(const struct perf_sample_layout *l, const struct perf_even
 		      struct perf_sample *ret);
 
 /*
+ * Where the stack copy of sample H lies, from its first HAVE bytes (its
+ * header says its whole size): 0, *DATA_OFF the offset of the copy's first
+ * byte and *SIZE the copy's size, the u64 after it saying how much of it
+ * holds stack; -EBADMSG when H has no copy, or HAVE bytes do not reach it.
+ * For a record that wraps the ring's end (perf_ring.c): only what the
+ * kernel wrote of the copy is copied out with it.
+ */
+int perf_sample_stack_span(const struct perf_sample_layout *l, const struct perf_event_header *h,
+			   size_t have, size_t *data_off, uint64_t *size);
+
+/*
  * The time of sample H alone, from where L puts it (the fields before it
  * have fixed sizes): 0, or -EBADMSG when L has no time or H is too short
  * for it.  The ring's drain orders a sample by it and parses the rest when

@@ -258,6 +258,13 @@ static int keep_fd(struct prof_recorder *rec, int fd)
 	return 0;
 }
 
+/* Where a wrapped sample's stack copy lies, for its ring (perf_ring.h). */
+static bool ring_stack_of(void *layout, const struct perf_event_header *h, size_t have,
+			  size_t *data_off, uint64_t *size)
+{
+	return perf_sample_stack_span(layout, h, have, data_off, size) == 0;
+}
+
 /*
  * Open the event of ring I (its CPU's sampling ring, or with --off-cpu
  * from ncpus on, its switch ring) for TID: 0, 1 to try the same ring again
@@ -363,6 +370,8 @@ static int open_ring_event(struct prof_recorder *rec, size_t i, pid_t tid, bool 
 					 "-m with fewer pages)", pages * page / 1024);
 		if (r < 0)
 			return error_set(r, "cannot map a perf ring");
+		ring->stack_of = ring_stack_of;
+		ring->stack_arg = &rec->layout;
 		/*
 		 * A clock's sampling ring of the tasks followed fills at most at
 		 * the sampling rate (the kernel turns the frequency into a fixed

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "record/perf_ring.h"
 #include "record/perf_sample.h"
 #include "record/recorder.h"
 #include "spool_test.h"
@@ -354,6 +355,65 @@ TEST(perf_sample_trim_keeps_the_stack_it_holds)
 	h = make_sample(&r, l.sample_type, &f);
 	CHECK_INT(perf_sample_parse(&l, h, &s), ==, 0);
 	CHECK_INT(perf_sample_trimmed_size(h, &s), ==, h->size);
+}
+
+static bool stack_of(void *layout, const struct perf_event_header *h, size_t have,
+		     size_t *data_off, uint64_t *size)
+{
+	return perf_sample_stack_span(layout, h, have, data_off, size) == 0;
+}
+
+/*
+ * A sample that wraps the end of its ring is copied out whole but for the
+ * part of its stack copy the kernel did not write: the same fields, the
+ * same stack, and the copy's bytes past it never touched.  At each wrap
+ * point: in the fields, in the stack, in the unwritten part, in the
+ * trailing size.
+ */
+TEST(a_sample_that_wraps_its_ring_is_copied_without_the_unwritten_stack)
+{
+	enum { DATA = 8192 };
+	struct fake f = some_sample();
+	struct perf_sample_layout l;
+	struct perf_sample s, want;
+	const struct perf_event_header *h, *in;
+	static struct rb r;
+	size_t first[] = { 16, 300, 500, 2000, 0 }, k, i, at;
+	uint8_t *mem = aligned_alloc(4096, 4096 + DATA);
+	int ret;
+
+	CHECK_CALL(recorder_layout(false, false, &l, &ret));
+	in = make_sample(&r, l.sample_type, &f);
+	CHECK_INT(perf_sample_parse(&l, in, &want), ==, 0);
+	first[4] = want.stack_off + 8 + want.stack_size + 4;	/* inside the size said after */
+	for (k = 0; k < sizeof(first) / sizeof(first[0]); k++) {
+		struct perf_event_mmap_page *meta = (void *)mem;
+		uint64_t pos = 5 * DATA - first[k];	/* the ring has lapped */
+		struct perf_ring ring = { .base = mem, .page_size = 4096, .data_size = DATA,
+					  .stack_of = stack_of, .stack_arg = &l };
+
+		memset(mem, 0, 4096 + DATA);
+		for (i = 0; i < in->size; i++)
+			mem[4096 + (pos + i) % DATA] = r.b[i];
+		meta->data_tail = pos;
+		meta->data_head = pos + in->size;
+		ring.copy = malloc(in->size);
+		ring.copy_cap = in->size;
+		memset(ring.copy, 0x55, in->size);
+		CHECK(perf_ring_begin(&ring));
+		h = perf_ring_next(&ring);
+		CHECK(h == (const void *)ring.copy);
+		CHECK_INT(perf_sample_parse(&l, h, &s), ==, 0);
+		CHECK_CALL(check_parsed(&s, &f, l.sample_type));
+		CHECK(!memcmp(s.stack, want.stack, f.dyn));
+		/* what the kernel did not write was not copied (but the first kilobyte) */
+		at = want.stack_off + 8;
+		for (i = at + f.dyn > 1024 ? at + f.dyn : 1024; i < at + f.stack_size; i++)
+			CHECK_INT(ring.copy[i], ==, 0x55);
+		CHECK(perf_ring_next(&ring) == NULL);
+		free(ring.copy);
+	}
+	free(mem);
 }
 
 /* A side-band record: BODY, then the sample_id trailer of the recorder's layout. */
