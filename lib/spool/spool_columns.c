@@ -188,6 +188,17 @@ static bool split_symbol(struct body *b)
 	return !b->err && b->p == b->end;
 }
 
+/* The columns each split tag's fields go to, [lo, end): kept, for a body not of its layout. */
+static const struct {
+	uint8_t lo, end;
+} tag_columns[] = {
+	[SPOOL_TAG_FRAME] = { SPOOL_COL_FRAME_KIND, SPOOL_COL_FRAME_ADDR + 1 },
+	[SPOOL_TAG_STACK] = { SPOOL_COL_STACK_NODE, SPOOL_COL_STACK_PARENT + 1 },
+	[SPOOL_TAG_SAMPLE] = { SPOOL_COL_SAMPLE_TIME, SPOOL_COL_SAMPLE_CPU + 1 },
+	[SPOOL_TAG_SYMBOL] = { SPOOL_COL_SYMBOL_SCOPE, SPOOL_COL_SYMBOL_NAME_BYTES + 1 },
+	[SPOOL_TAG_OFFCPU] = { SPOOL_COL_SAMPLE_TIME, SPOOL_COL_OFFCPU_END + 1 },
+};
+
 /* One record, split or kept whole: 0 or -ENOMEM. */
 static int split_record(struct spool_columns *c, uint64_t tag, const uint8_t *body, size_t len,
 			const uint8_t *block_end)
@@ -197,23 +208,9 @@ static int split_record(struct spool_columns *c, uint64_t tag, const uint8_t *bo
 	uint64_t count = 0;
 	bool split = false;
 
-	/* the columns the tag's fields go to, [lo, end): kept, for a body not of its layout */
-	switch (tag) {
-	case SPOOL_TAG_FRAME:
-		lo = SPOOL_COL_FRAME_KIND, end = SPOOL_COL_FRAME_ADDR + 1;
-		break;
-	case SPOOL_TAG_STACK:
-		lo = SPOOL_COL_STACK_NODE, end = SPOOL_COL_STACK_PARENT + 1;
-		break;
-	case SPOOL_TAG_SAMPLE:
-		lo = SPOOL_COL_SAMPLE_TIME, end = SPOOL_COL_SAMPLE_CPU + 1;
-		break;
-	case SPOOL_TAG_OFFCPU:
-		lo = SPOOL_COL_SAMPLE_TIME, end = SPOOL_COL_OFFCPU_END + 1;
-		break;
-	case SPOOL_TAG_SYMBOL:
-		lo = SPOOL_COL_SYMBOL_SCOPE, end = SPOOL_COL_SYMBOL_NAME_BYTES + 1;
-		break;
+	if (tag < sizeof(tag_columns) / sizeof(tag_columns[0])) {
+		lo = tag_columns[tag].lo;
+		end = tag_columns[tag].end;
 	}
 	for (i = lo; i < end; i++)
 		saved[i] = c->col[i].len;
