@@ -230,7 +230,7 @@ static enum full_step step(struct addr_space *as, const struct full_state *s,
 		caller->v[r] = v;
 		caller->known |= 1u << r;
 	}
-	/* the CFA is the caller's stack pointer, whatever a rule says of rsp */
+	/* the CFA is the caller's stack pointer, where no rule says otherwise */
 	if (!(caller->known >> DWARF_REG_SP & 1)) {
 		caller->v[DWARF_REG_SP] = cfa;
 		caller->known |= 1u << DWARF_REG_SP;
