@@ -342,9 +342,15 @@ static size_t fde_at(const struct utable *t, uint64_t svma)
 		if (p < t->npages) {
 			lo = t->fde_page[p];
 			hi = p + 1 < t->npages ? (size_t)t->fde_page[p + 1] + 1 : t->nfde;
-			/* the starts to search, and the FDEs they index: the answer is among them */
+			/*
+			 * the starts to search, and the FDEs they index (with
+			 * where each is in the file, for a first compile): the
+			 * answer is among them
+			 */
 			prefetch_span(&t->fde_lo[lo], (hi - lo) * sizeof(*t->fde_lo));
 			prefetch_span(&t->fdes[lo], (hi - lo) * sizeof(*t->fdes));
+			if (t->fde_off)
+				prefetch_span(&t->fde_off[lo], (hi - lo) * sizeof(*t->fde_off));
 		} else {
 			lo = t->nfde - 1;	/* past the last FDE's page: the last FDE's, or none */
 		}
