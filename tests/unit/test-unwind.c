@@ -67,6 +67,18 @@ static int take(struct taken *t)
 	return pclose(p) == 0 ? 0 : -1;
 }
 
+/* Run the target and read its samples back into CAP, for UW (initialised here): 0 or -1. */
+static int load(struct taken *t, struct unwinder *uw, struct unwind_capture *cap)
+{
+	int r;
+
+	if (!target_path() || take(t) < 0 || unwinder_init(uw) < 0)
+		return -1;
+	r = unwind_capture_read(t->capture, &uw->spaces, cap);
+	unlink(t->capture);
+	return r < 0 ? -1 : 0;
+}
+
 /*
  * The names of RES's frames in the target's module, innermost first, into
  * OUT; *LAST_IN_TARGET whether the outermost frame is the target's.
@@ -126,13 +138,9 @@ TEST(unwind_engines_agree_on_samples_a_program_took_of_itself)
 	if (!target_path())
 		printf("  no %s/targets/selfsample: build the targets first (make tests)\n",
 		       getenv("BUILD") ? getenv("BUILD") : "build");
-	CHECK(target_path());
-	CHECK_INT(take(&t), ==, 0);
+	CHECK_INT(load(&t, &uw, &cap), ==, 0);
 	CHECK_INT(t.n, ==, 11);
 	CHECK_INT(elf_file_open(target_path(), &f), ==, 0);
-	CHECK_INT(unwinder_init(&uw), ==, 0);
-	CHECK_INT(unwind_capture_read(t.capture, &uw.spaces, &cap), ==, 0);
-	unlink(t.capture);
 	CHECK_INT(cap.nsamples, ==, t.n);
 	CHECK_INT(cap.nspaces, ==, 1);
 	for (i = 0; i < cap.nsamples; i++) {
@@ -189,12 +197,8 @@ TEST(frames_the_rules_cannot_encode_are_stepped_without_libdwfl)
 	bool last;
 	size_t i;
 
-	CHECK(target_path());
-	CHECK_INT(take(&t), ==, 0);
+	CHECK_INT(load(&t, &uw, &cap), ==, 0);
 	CHECK_INT(elf_file_open(target_path(), &f), ==, 0);
-	CHECK_INT(unwinder_init(&uw), ==, 0);
-	CHECK_INT(unwind_capture_read(t.capture, &uw.spaces, &cap), ==, 0);
-	unlink(t.capture);
 	for (i = 0; i < cap.nsamples; i++) {
 		struct unwind_capture_sample *s = &cap.samples[i];
 		struct addr_space *as = &cap.spaces[s->space]->as;
@@ -229,11 +233,7 @@ TEST(a_thread_s_last_walk_is_taken_again_only_where_its_words_hold)
 	size_t i, k, tried = 0;
 	uint64_t memo_before;
 
-	CHECK(target_path());
-	CHECK_INT(take(&t), ==, 0);
-	CHECK_INT(unwinder_init(&uw), ==, 0);
-	CHECK_INT(unwind_capture_read(t.capture, &uw.spaces, &cap), ==, 0);
-	unlink(t.capture);
+	CHECK_INT(load(&t, &uw, &cap), ==, 0);
 	for (i = 0; i < cap.nsamples; i++) {
 		struct unwind_capture_sample *s = &cap.samples[i];
 		struct addr_space *as = &cap.spaces[s->space]->as;
