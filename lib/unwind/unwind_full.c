@@ -96,6 +96,13 @@ static bool eval(const struct addr_space *as, const struct full_state *s, const 
 			st[n++] = a + x;
 			continue;
 		}
+		/* a register's value (libdw's form of a DW_CFA_register rule: vfork's return address) */
+		if ((atom >= DW_OP_reg0 && atom <= DW_OP_reg31) || atom == DW_OP_regx) {
+			if (!reg_get(s, atom == DW_OP_regx ? x : (uint64_t)(atom - DW_OP_reg0), &a))
+				return false;
+			st[n++] = a;
+			continue;
+		}
 		switch (atom) {
 		case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
 		case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u: case DW_OP_const8s:

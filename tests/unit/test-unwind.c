@@ -139,7 +139,7 @@ TEST(unwind_engines_agree_on_samples_a_program_took_of_itself)
 		printf("  no %s/targets/selfsample: build the targets first (make tests)\n",
 		       getenv("BUILD") ? getenv("BUILD") : "build");
 	CHECK_INT(load(&t, &uw, &cap), ==, 0);
-	CHECK_INT(t.n, ==, 11);
+	CHECK_INT(t.n, ==, 12);
 	CHECK_INT(elf_file_open(target_path(), &f), ==, 0);
 	CHECK_INT(cap.nsamples, ==, t.n);
 	CHECK_INT(cap.nspaces, ==, 1);
