@@ -91,8 +91,9 @@ struct body {
 /*
  * Whole words at a time: a field is moved by copying this many bytes, its
  * own and what follows, then counting only its own, where the bytes are
- * there and the column has the room (a call of memcpy and one of the
- * decoder for each field of a byte or two were most of the split).
+ * there and the column has the room (a call of memcpy, and one to decode
+ * through uvarint_len(), for each field of a byte or two were most of the
+ * split).
  */
 #define MOVE_WORD 16
 _Static_assert(MOVE_WORD >= SPOOL_VARINT_MAX, "a word holds any uvarint");
@@ -100,34 +101,23 @@ _Static_assert(MOVE_WORD >= SPOOL_VARINT_MAX, "a word holds any uvarint");
 static bool move(struct body *b, enum spool_column col, uint64_t *v)
 {
 	struct spool_column_buf *to = &b->c->col[col];
-	size_t n = 0, most = (size_t)(b->end - b->p);
-	uint64_t x = 0;
+	const uint8_t *q = b->p;
+	uint64_t x;
+	size_t n;
 
-	if (b->block_end - b->p < MOVE_WORD || to->cap - to->len < MOVE_WORD) {
-		n = uvarint_len(b->p, b->end, v ? v : &x);
-		if (!n)
-			return false;
-		b->err = col_put(to, b->p, n);
-		b->p += n;
-		return !b->err;
-	}
-	/* as uvarint_len() reads: inside the body, ten bytes at most, the tenth 0 or 1 */
-	if (most > SPOOL_VARINT_MAX)
-		most = SPOOL_VARINT_MAX;
-	for (; n < most; n++) {
-		x |= (uint64_t)(b->p[n] & 0x7f) << (7 * n);
-		if (!(b->p[n] & 0x80))
-			break;
-	}
-	if (n == most || (n == SPOOL_VARINT_MAX - 1 && b->p[n] > 1))
+	if (!spool_get_uvarint(&q, b->end, &x))
 		return false;
-	n++;
+	n = (size_t)(q - b->p);
 	if (v)
 		*v = x;
-	memcpy(to->p + to->len, b->p, MOVE_WORD);
-	to->len += n;
-	b->p += n;
-	return true;
+	if (b->block_end - b->p >= MOVE_WORD && to->cap - to->len >= MOVE_WORD) {
+		memcpy(to->p + to->len, b->p, MOVE_WORD);
+		to->len += n;
+	} else {
+		b->err = col_put(to, b->p, n);
+	}
+	b->p = q;
+	return !b->err;
 }
 
 static bool split_frames(struct body *b, uint64_t *count)
