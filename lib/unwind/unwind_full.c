@@ -125,16 +125,13 @@ static bool eval(const struct addr_space *as, const struct full_state *s, const 
 			break;
 		case DW_OP_nop:
 			break;
-		case DW_OP_dup:
-			if (n < 1)
+		case DW_OP_dup:		/* the top again: DW_OP_pick 0 */
+		case DW_OP_over:	/* the one below it: DW_OP_pick 1 */
+		case DW_OP_pick:
+			x = atom == DW_OP_dup ? 0 : atom == DW_OP_over ? 1 : x;
+			if (x >= n)
 				return false;
-			st[n] = st[n - 1];
-			n++;
-			break;
-		case DW_OP_over:
-			if (n < 2)
-				return false;
-			st[n] = st[n - 2];
+			st[n] = st[n - 1 - x];
 			n++;
 			break;
 		case DW_OP_drop:
