@@ -71,13 +71,20 @@ static bool skip(struct cursor *c, uint64_t n)
 	return true;
 }
 
-/* The fields of a sample at C up to its stack copy, into S (zeroed): false for a malformed one. */
-static inline bool parse_head(const struct perf_sample_layout *l, struct cursor *c,
-			      struct perf_sample *s)
+/*
+ * The fields of sample H up to its stack copy, into S (zeroed), from its
+ * first HAVE bytes: false for a malformed one; *C then at the copy's size.
+ */
+static inline bool parse_head(const struct perf_sample_layout *l, const struct perf_event_header *h,
+			      size_t have, struct cursor *c, struct perf_sample *s)
 {
+	const uint8_t *rec = (const uint8_t *)h;
 	uint64_t t = l->sample_type;
 	uint32_t raw;
 
+	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h) || ((uintptr_t)h & 7))
+		return false;
+	*c = (struct cursor){ rec + sizeof(*h), rec + (have < h->size ? have : h->size) };
 	memset(s, 0, sizeof(*s));
 	if ((t & PERF_SAMPLE_IDENTIFIER) && !take_u64(c, &s->id))
 		return false;
@@ -122,15 +129,13 @@ static inline bool parse_head(const struct perf_sample_layout *l, struct cursor 
 int perf_sample_stack_span(const struct perf_sample_layout *l, const struct perf_event_header *h,
 			   size_t have, size_t *data_off, uint64_t *size)
 {
-	const uint8_t *rec = (const uint8_t *)h;
-	struct cursor c = { rec + sizeof(*h), rec + (have < h->size ? have : h->size) };
 	struct perf_sample s;
+	struct cursor c;
 
-	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h) || ((uintptr_t)h & 7) ||
-	    !(l->sample_type & PERF_SAMPLE_STACK_USER) || !parse_head(l, &c, &s) ||
+	if (!(l->sample_type & PERF_SAMPLE_STACK_USER) || !parse_head(l, h, have, &c, &s) ||
 	    !take_u64(&c, size))
 		return -EBADMSG;
-	*data_off = (size_t)(c.p - rec);
+	*data_off = (size_t)(c.p - (const uint8_t *)h);
 	return 0;
 }
 
@@ -138,12 +143,11 @@ int perf_sample_parse(const struct perf_sample_layout *l, const struct perf_even
 		      struct perf_sample *ret)
 {
 	const uint8_t *rec = (const uint8_t *)h;
-	struct cursor c = { rec + sizeof(*h), rec + h->size };
 	uint64_t t = l->sample_type, v;
 	struct perf_sample *s = ret;	/* written in place: this is on every sample's path */
+	struct cursor c;
 
-	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h) || ((uintptr_t)h & 7) ||
-	    !parse_head(l, &c, s))
+	if (!parse_head(l, h, h->size, &c, s))
 		return -EBADMSG;
 	if (t & PERF_SAMPLE_STACK_USER) {
 		s->stack_off = (size_t)(c.p - rec);
